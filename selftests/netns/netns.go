@@ -1,0 +1,163 @@
+// Package netns creates anonymous network namespaces and runs code inside
+// them, with nothing but raw syscalls.
+//
+// Namespaces belong to OS threads, not goroutines. Every function here that
+// switches namespace does it on a fresh goroutine locked to its thread and
+// never unlocks it: when the goroutine returns, the Go runtime terminates the
+// thread instead of handing it back to the scheduler with a foreign namespace.
+// New threads are cloned from the runtime's template thread, which stays in
+// the namespace the process started in.
+package netns
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// NS is a handle on a network namespace: an open nsfs file. The namespace
+// lives while the handle, a socket created in it, a device or a process
+// refers to it. It is never mounted, so it cannot outlive the process.
+type NS struct {
+	Name string // for diagnostics only
+
+	mu sync.Mutex
+	fd int
+}
+
+// New creates an anonymous network namespace.
+func New(name string) (*NS, error) {
+	var fd int
+	err := onLockedThread(func() error {
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			return fmt.Errorf("unshare(CLONE_NEWNET): %w", err)
+		}
+		var err error
+		fd, err = openThreadNS()
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("netns %s: %w", name, err)
+	}
+	return &NS{Name: name, fd: fd}, nil
+}
+
+// Origin returns a handle on the namespace the process started in: the one
+// of every thread that never called setns (in particular the template thread
+// that new threads are cloned from).
+func Origin() (*NS, error) {
+	var fd int
+	err := onLockedThread(func() error {
+		var err error
+		fd, err = openThreadNS()
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("origin netns: %w", err)
+	}
+	return &NS{Name: "init", fd: fd}, nil
+}
+
+// FromFD wraps an nsfs file descriptor received from elsewhere (e.g. a helper
+// process); the NS owns fd from then on.
+func FromFD(name string, fd int) *NS { return &NS{Name: name, fd: fd} }
+
+// FD returns the nsfs file descriptor, e.g. for NETNSA_FD or IFLA_NET_NS_FD.
+// It stays valid until Close.
+func (n *NS) FD() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.fd
+}
+
+// Do runs fn on a thread that has joined n. Inside fn, /proc/thread-self/net
+// and /proc/sys/net refer to n, and new sockets are created in n.
+func (n *NS) Do(fn func() error) error {
+	fd := n.FD()
+	if fd < 0 {
+		return fmt.Errorf("netns %s: closed", n.Name)
+	}
+	return onLockedThread(func() error {
+		if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+			return fmt.Errorf("setns into netns %s: %w", n.Name, err)
+		}
+		return fn()
+	})
+}
+
+// Close drops the handle. The namespace dies once nothing else refers to it.
+// Close is idempotent.
+func (n *NS) Close() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.fd < 0 {
+		return nil
+	}
+	err := unix.Close(n.fd)
+	n.fd = -1
+	return err
+}
+
+// Same reports whether a and b are the same namespace (same nsfs inode).
+func Same(a, b *NS) (bool, error) {
+	var sa, sb unix.Stat_t
+	if err := unix.Fstat(a.FD(), &sa); err != nil {
+		return false, err
+	}
+	if err := unix.Fstat(b.FD(), &sb); err != nil {
+		return false, err
+	}
+	return sa.Dev == sb.Dev && sa.Ino == sb.Ino, nil
+}
+
+// onLockedThread runs fn on a new goroutine locked to its OS thread and waits
+// for it. The thread is never unlocked, so the runtime retires it when the
+// goroutine ends: whatever fn did to the thread's namespaces or credentials
+// dies with it. A panic in fn is carried back to the caller.
+func onLockedThread(fn func() error) error {
+	type outcome struct {
+		err   error
+		panic any
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		runtime.LockOSThread()
+		returned := false
+		defer func() {
+			switch p := recover(); {
+			case p != nil:
+				done <- outcome{panic: p}
+			case !returned:
+				// t.FailNow or t.Skip called inside fn: it must not
+				// end this goroutine silently and leave the caller
+				// waiting.
+				done <- outcome{err: errors.New("runtime.Goexit on a namespace thread (t.Fatal inside Do?)")}
+			}
+		}()
+		err := fn()
+		returned = true
+		done <- outcome{err: err}
+	}()
+	o := <-done
+	if o.panic != nil {
+		panic(o.panic)
+	}
+	return o.err
+}
+
+// OnThread runs fn on a thread of its own that is retired afterwards, so fn
+// may change per-thread state such as capabilities (capset) without
+// affecting any other goroutine.
+func OnThread(fn func() error) error { return onLockedThread(fn) }
+
+func openThreadNS() (int, error) {
+	fd, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("open /proc/thread-self/ns/net: %w", os.NewSyscallError("open", err))
+	}
+	return fd, nil
+}

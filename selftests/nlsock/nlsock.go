@@ -1,0 +1,326 @@
+// Package nlsock is a raw netlink socket for tests that must see exactly what
+// the kernel delivers: every datagram with its source address, its
+// NETLINK_PKTINFO group and its NETLINK_LISTEN_ALL_NSID nsid, and every
+// receive error (ENOBUFS) in the order it happens.
+//
+// mdlayher/netlink drops control messages and retries around errors, which is
+// right for applications and wrong for a test of multicast delivery; its
+// Message and attribute codecs are used for everything else.
+package nlsock
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
+
+	"nlmcast/selftests/netns"
+)
+
+// Socket is a non-blocking netlink socket created in a given namespace.
+type Socket struct {
+	Name  string // for diagnostics, e.g. "f"
+	NS    string // name of the namespace it was created in
+	Proto int
+
+	fd      int
+	pktinfo bool
+	allNSID bool
+}
+
+// Open creates a netlink socket of protocol proto inside ns. The socket
+// belongs to ns for its whole life, whatever thread uses it later.
+func Open(ns *netns.NS, proto int, name string) (*Socket, error) {
+	var fd int
+	err := ns.Do(func() error {
+		var err error
+		fd, err = unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, proto)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("socket %q in netns %s: %w", name, ns.Name, err)
+	}
+	return &Socket{Name: name, NS: ns.Name, Proto: proto, fd: fd}, nil
+}
+
+// FromFD wraps a netlink socket received from another process.
+func FromFD(fd int, proto int, name, ns string) *Socket {
+	return &Socket{Name: name, NS: ns, Proto: proto, fd: fd}
+}
+
+// FD returns the file descriptor.
+func (s *Socket) FD() int { return s.fd }
+
+// String names the socket for diagnostics: `"f" in netns F`.
+func (s *Socket) String() string { return fmt.Sprintf("socket %q in netns %s", s.Name, s.NS) }
+
+func (s *Socket) wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %s: %w", s, op, err)
+}
+
+// Close closes the socket; it leaves every group it was in.
+func (s *Socket) Close() error {
+	if s.fd < 0 {
+		return nil
+	}
+	err := unix.Close(s.fd)
+	s.fd = -1
+	return s.wrap("close", err)
+}
+
+// Bind binds to portid pid (0: let the kernel pick one) and sets the
+// socket's groups 1..32 to the bitmask groups.
+func (s *Socket) Bind(pid, groups uint32) error {
+	return s.wrap(fmt.Sprintf("bind(pid %d, groups %#x)", pid, groups),
+		unix.Bind(s.fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Pid: pid, Groups: groups}))
+}
+
+// Address returns getsockname(): the portid and the groups 1..32 bitmask.
+func (s *Socket) Address() (pid, groups uint32, err error) {
+	sa, err := unix.Getsockname(s.fd)
+	if err != nil {
+		return 0, 0, s.wrap("getsockname", err)
+	}
+	nl, ok := sa.(*unix.SockaddrNetlink)
+	if !ok {
+		return 0, 0, fmt.Errorf("%s: getsockname returned %T", s, sa)
+	}
+	return nl.Pid, nl.Groups, nil
+}
+
+// Portid returns the socket's port id (0 if it was never bound).
+func (s *Socket) Portid() uint32 {
+	pid, _, _ := s.Address()
+	return pid
+}
+
+// Join adds the socket to group with NETLINK_ADD_MEMBERSHIP (any group, also
+// above 32).
+func (s *Socket) Join(group uint32) error {
+	return s.wrap(fmt.Sprintf("NETLINK_ADD_MEMBERSHIP %d", group),
+		unix.SetsockoptInt(s.fd, unix.SOL_NETLINK, unix.NETLINK_ADD_MEMBERSHIP, int(group)))
+}
+
+// Leave drops group with NETLINK_DROP_MEMBERSHIP.
+func (s *Socket) Leave(group uint32) error {
+	return s.wrap(fmt.Sprintf("NETLINK_DROP_MEMBERSHIP %d", group),
+		unix.SetsockoptInt(s.fd, unix.SOL_NETLINK, unix.NETLINK_DROP_MEMBERSHIP, int(group)))
+}
+
+// Memberships returns the groups the socket is in, from
+// NETLINK_LIST_MEMBERSHIPS, in ascending order.
+func (s *Socket) Memberships() ([]uint32, error) {
+	buf := make([]byte, 64)
+	n, err := getsockopt(s.fd, unix.SOL_NETLINK, unix.NETLINK_LIST_MEMBERSHIPS, buf)
+	if err != nil {
+		return nil, s.wrap("NETLINK_LIST_MEMBERSHIPS", err)
+	}
+	if n > len(buf) {
+		return nil, fmt.Errorf("%s: NETLINK_LIST_MEMBERSHIPS needs %d bytes", s, n)
+	}
+	var groups []uint32
+	for w := 0; w+4 <= n; w += 4 {
+		word := binary.NativeEndian.Uint32(buf[w:])
+		for bit := 0; bit < 32; bit++ {
+			if word&(1<<bit) != 0 {
+				groups = append(groups, uint32(w*8+bit+1))
+			}
+		}
+	}
+	return groups, nil
+}
+
+// SetOption sets a SOL_NETLINK flag option (NETLINK_PKTINFO,
+// NETLINK_LISTEN_ALL_NSID, NETLINK_NO_ENOBUFS, NETLINK_BROADCAST_ERROR,
+// NETLINK_EXT_ACK, NETLINK_GET_STRICT_CHK, NETLINK_CAP_ACK).
+func (s *Socket) SetOption(opt int, on bool) error {
+	v := 0
+	if on {
+		v = 1
+	}
+	err := unix.SetsockoptInt(s.fd, unix.SOL_NETLINK, opt, v)
+	if err == nil {
+		switch opt {
+		case unix.NETLINK_PKTINFO:
+			s.pktinfo = on
+		case unix.NETLINK_LISTEN_ALL_NSID:
+			s.allNSID = on
+		}
+	}
+	return s.wrap(fmt.Sprintf("setsockopt(%s, %d)", OptionName(opt), v), err)
+}
+
+// Option reads a SOL_NETLINK flag option with getsockopt.
+func (s *Socket) Option(opt int) (int, error) {
+	v, err := unix.GetsockoptInt(s.fd, unix.SOL_NETLINK, opt)
+	return v, s.wrap(fmt.Sprintf("getsockopt(%s)", OptionName(opt)), err)
+}
+
+// PktInfo reports whether NETLINK_PKTINFO was enabled through SetOption.
+func (s *Socket) PktInfo() bool { return s.pktinfo }
+
+// AllNSID reports whether NETLINK_LISTEN_ALL_NSID was enabled through SetOption.
+func (s *Socket) AllNSID() bool { return s.allNSID }
+
+// SetReceiveBuffer sets SO_RCVBUF, or SO_RCVBUFFORCE (needs CAP_NET_ADMIN,
+// ignores rmem_max) when force is set.
+func (s *Socket) SetReceiveBuffer(bytes int, force bool) error {
+	opt, name := unix.SO_RCVBUF, "SO_RCVBUF"
+	if force {
+		opt, name = unix.SO_RCVBUFFORCE, "SO_RCVBUFFORCE"
+	}
+	return s.wrap(fmt.Sprintf("%s %d", name, bytes), unix.SetsockoptInt(s.fd, unix.SOL_SOCKET, opt, bytes))
+}
+
+// SendTo sends one netlink message to portid pid and group bitmask groups
+// (the kernel multicasts to the lowest group in the mask only). The header's
+// Length is filled in; Sequence and PID are sent as given.
+func (s *Socket) SendTo(m netlink.Message, pid, groups uint32) error {
+	m.Header.Length = uint32(nlmsgAlign(unix.NLMSG_HDRLEN + len(m.Data)))
+	b, err := m.MarshalBinary()
+	if err != nil {
+		return s.wrap("marshal", err)
+	}
+	return s.SendRaw(b, pid, groups)
+}
+
+// SendRaw sends already encoded bytes.
+func (s *Socket) SendRaw(b []byte, pid, groups uint32) error {
+	to := &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Pid: pid, Groups: groups}
+	return s.wrap(fmt.Sprintf("sendto(pid %d, groups %#x)", pid, groups), unix.Sendto(s.fd, b, unix.MSG_DONTWAIT, to))
+}
+
+// Datagram is one recvmsg() result.
+type Datagram struct {
+	Msgs     []netlink.Message
+	FromPid  uint32 // msg_name nl_pid: 0 for the kernel
+	FromMask uint32 // msg_name nl_groups: the group as a bitmask, 0 above 32
+	NSID     *int32 // NETLINK_LISTEN_ALL_NSID cmsg, if present
+	Group    *uint32
+}
+
+// ErrEmpty is returned by Recv when nothing is queued.
+var ErrEmpty = errors.New("receive queue empty")
+
+// Recv reads one datagram without blocking. It returns ErrEmpty when the
+// queue is empty and the socket error (e.g. unix.ENOBUFS after an overrun)
+// when the kernel reports one. A truncated datagram or control message is an
+// error: the test would otherwise judge a partial transcript.
+func (s *Socket) Recv() (Datagram, error) {
+	buf := make([]byte, 64<<10)
+	oob := make([]byte, 2*unix.CmsgSpace(4)+unix.CmsgSpace(4))
+	n, oobn, flags, from, err := unix.Recvmsg(s.fd, buf, oob, unix.MSG_DONTWAIT)
+	switch {
+	case errors.Is(err, unix.EAGAIN):
+		return Datagram{}, ErrEmpty
+	case err != nil:
+		return Datagram{}, s.wrap("recvmsg", err)
+	case flags&unix.MSG_TRUNC != 0:
+		return Datagram{}, fmt.Errorf("%s: recvmsg: datagram truncated (MSG_TRUNC, %d bytes read)", s, n)
+	case flags&unix.MSG_CTRUNC != 0:
+		return Datagram{}, fmt.Errorf("%s: recvmsg: control data truncated (MSG_CTRUNC)", s)
+	}
+	var d Datagram
+	if nl, ok := from.(*unix.SockaddrNetlink); ok {
+		d.FromPid, d.FromMask = nl.Pid, nl.Groups
+	}
+	if err := d.parseControl(oob[:oobn]); err != nil {
+		return Datagram{}, s.wrap("control messages", err)
+	}
+	if d.Msgs, err = ParseMessages(buf[:n]); err != nil {
+		return Datagram{}, s.wrap("parse", err)
+	}
+	return d, nil
+}
+
+func (d *Datagram) parseControl(oob []byte) error {
+	cmsgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return err
+	}
+	for _, c := range cmsgs {
+		if c.Header.Level != unix.SOL_NETLINK || len(c.Data) < 4 {
+			return fmt.Errorf("unexpected control message level %d type %d len %d", c.Header.Level, c.Header.Type, len(c.Data))
+		}
+		v := binary.NativeEndian.Uint32(c.Data)
+		switch c.Header.Type {
+		case unix.NETLINK_PKTINFO:
+			d.Group = &v
+		case unix.NETLINK_LISTEN_ALL_NSID:
+			id := int32(v)
+			d.NSID = &id
+		default:
+			return fmt.Errorf("unexpected SOL_NETLINK control message type %d", c.Header.Type)
+		}
+	}
+	return nil
+}
+
+// ParseMessages splits a datagram into netlink messages.
+func ParseMessages(b []byte) ([]netlink.Message, error) {
+	var msgs []netlink.Message
+	for len(b) > 0 {
+		if len(b) < unix.NLMSG_HDRLEN {
+			return nil, fmt.Errorf("%d trailing bytes", len(b))
+		}
+		l := int(binary.NativeEndian.Uint32(b))
+		if l < unix.NLMSG_HDRLEN || l > len(b) {
+			return nil, fmt.Errorf("message length %d out of range (%d bytes left)", l, len(b))
+		}
+		m := netlink.Message{
+			Header: netlink.Header{
+				Length:   uint32(l),
+				Type:     netlink.HeaderType(binary.NativeEndian.Uint16(b[4:])),
+				Flags:    netlink.HeaderFlags(binary.NativeEndian.Uint16(b[6:])),
+				Sequence: binary.NativeEndian.Uint32(b[8:]),
+				PID:      binary.NativeEndian.Uint32(b[12:]),
+			},
+			Data: b[unix.NLMSG_HDRLEN:l],
+		}
+		msgs = append(msgs, m)
+		b = b[min(len(b), nlmsgAlign(l)):]
+	}
+	return msgs, nil
+}
+
+func nlmsgAlign(n int) int { return (n + unix.NLMSG_ALIGNTO - 1) &^ (unix.NLMSG_ALIGNTO - 1) }
+
+// Wait blocks until the socket is readable (data or a pending error) or the
+// timeout passes. Use it only for events the kernel makes asynchronous.
+func (s *Socket) Wait(timeout time.Duration) (bool, error) {
+	fds := []unix.PollFd{{Fd: int32(s.fd), Events: unix.POLLIN}}
+	deadline := time.Now().Add(timeout)
+	for {
+		left := time.Until(deadline)
+		if left < 0 {
+			left = 0
+		}
+		n, err := unix.Poll(fds, int(left.Milliseconds()))
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return false, s.wrap("poll", err)
+		}
+		return n > 0, nil
+	}
+}
+
+// Drops returns the socket's drop counter from the "Drops" column of
+// /proc/thread-self/net/netlink, read from inside ns (the socket's namespace).
+func (s *Socket) Drops(ns *netns.NS) (uint64, error) {
+	pid := s.Portid()
+	var drops uint64
+	err := ns.Do(func() error {
+		var err error
+		drops, err = readDrops(s.Proto, pid)
+		return err
+	})
+	return drops, s.wrap("read drops", err)
+}

@@ -1,0 +1,34 @@
+package rtnl
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+
+	"github.com/jsimonetti/rtnetlink/v2"
+	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// NewAddr adds the IPv4 or IPv6 address p to interface ifindex.
+func NewAddr(ifindex uint32, p netip.Prefix) Request {
+	family := uint8(unix.AF_INET)
+	if p.Addr().Is6() {
+		family = unix.AF_INET6
+	}
+	ip := net.IP(p.Addr().AsSlice())
+	am := rtnetlink.AddressMessage{
+		Family:       family,
+		PrefixLength: uint8(p.Bits()),
+		Index:        ifindex,
+		Attributes:   &rtnetlink.AddressAttributes{Address: ip, Local: ip},
+	}
+	b, err := am.MarshalBinary()
+	if err != nil {
+		panic(err)
+	}
+	return Request{
+		Name: fmt.Sprintf("RTM_NEWADDR %s dev %d", p, ifindex),
+		Msg:  message(unix.RTM_NEWADDR, netlink.Create|netlink.Excl, b),
+	}
+}

@@ -1,0 +1,242 @@
+// Package rtnl sends rtnetlink requests from a control socket and builds the
+// request messages the cases need: addresses, links and veth pairs, device
+// moves, netns ids, nexthops, routes, interface statistics and tc objects.
+//
+// A control socket joins no group, so the only messages it receives are the
+// replies to its own requests; the ACK of a request is the barrier after
+// which every notification the request caused is queued on every recipient.
+package rtnl
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
+
+	"nlmcast/selftests/netns"
+	"nlmcast/selftests/nlsock"
+)
+
+// seq numbers requests process-wide, so that a sequence number in a
+// transcript points at exactly one request.
+var seq atomic.Uint32
+
+// NextSeq returns a fresh sequence number.
+func NextSeq() uint32 { return seq.Add(1) }
+
+// Conn is a NETLINK_ROUTE control socket in one namespace.
+type Conn struct {
+	NS   *netns.NS
+	Sock *nlsock.Socket
+}
+
+// Dial opens a control socket in ns, bound and with extended ACKs.
+func Dial(ns *netns.NS) (*Conn, error) {
+	s, err := nlsock.Open(ns, unix.NETLINK_ROUTE, "ctl")
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Bind(0, 0); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := s.SetOption(unix.NETLINK_EXT_ACK, true); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return &Conn{NS: ns, Sock: s}, nil
+}
+
+// Close closes the control socket.
+func (c *Conn) Close() error { return c.Sock.Close() }
+
+// Portid is the control socket's port id: the nlmsg_pid of every
+// notification its requests cause.
+func (c *Conn) Portid() uint32 { return c.Sock.Portid() }
+
+// Error is a request the kernel refused.
+type Error struct {
+	Request string
+	Errno   unix.Errno
+	Message string // the extended ACK text, if any
+}
+
+func (e *Error) Error() string {
+	if e.Message != "" {
+		return fmt.Sprintf("%s: %v (%s)", e.Request, e.Errno, e.Message)
+	}
+	return fmt.Sprintf("%s: %v", e.Request, e.Errno)
+}
+
+func (e *Error) Unwrap() error { return e.Errno }
+
+// Request is a message plus what it is called in diagnostics.
+type Request struct {
+	Name string
+	Msg  netlink.Message
+}
+
+// Reply is what came back for one request: messages other than the ACK
+// (echoes, GET replies) and the sequence number the request was sent with.
+type Reply struct {
+	Seq  uint32
+	Msgs []netlink.Message
+}
+
+// Do sends r with NLM_F_REQUEST|NLM_F_ACK and reads up to its ACK. When Do
+// returns, every notification the request caused has been queued.
+func (c *Conn) Do(r Request) (Reply, error) {
+	m := r.Msg
+	m.Header.Flags |= netlink.Request | netlink.Acknowledge
+	m.Header.Sequence = NextSeq()
+	if err := c.Sock.SendTo(m, 0, 0); err != nil {
+		return Reply{}, fmt.Errorf("%s: %w", r.Name, err)
+	}
+	rep := Reply{Seq: m.Header.Sequence}
+	for {
+		d, err := c.recv(r.Name)
+		if err != nil {
+			return rep, err
+		}
+		for _, got := range d.Msgs {
+			if got.Header.Sequence != m.Header.Sequence {
+				return rep, fmt.Errorf("%s: reply with sequence %d, want %d", r.Name, got.Header.Sequence, m.Header.Sequence)
+			}
+			if got.Header.Type == netlink.Error {
+				if err := ParseError(r.Name, got); err != nil {
+					return rep, err
+				}
+				return rep, nil
+			}
+			rep.Msgs = append(rep.Msgs, got)
+		}
+	}
+}
+
+// Dump sends r with NLM_F_REQUEST|NLM_F_DUMP and returns the messages up to
+// NLMSG_DONE.
+func (c *Conn) Dump(r Request) ([]netlink.Message, error) {
+	m := r.Msg
+	m.Header.Flags |= netlink.Request | netlink.Dump
+	m.Header.Sequence = NextSeq()
+	if err := c.Sock.SendTo(m, 0, 0); err != nil {
+		return nil, fmt.Errorf("%s: %w", r.Name, err)
+	}
+	var out []netlink.Message
+	for {
+		d, err := c.recv(r.Name)
+		if err != nil {
+			return nil, err
+		}
+		for _, got := range d.Msgs {
+			switch got.Header.Type {
+			case netlink.Done:
+				return out, nil
+			case netlink.Error:
+				if err := ParseError(r.Name, got); err != nil {
+					return nil, err
+				}
+			default:
+				if got.Header.Flags&netlink.DumpInterrupted != 0 {
+					return nil, fmt.Errorf("%s: dump interrupted", r.Name)
+				}
+				out = append(out, got)
+			}
+		}
+	}
+}
+
+// recv waits for the next reply. Replies to a request are queued before
+// sendmsg returns, and later dump parts are produced by recvmsg itself, so
+// the wait only guards against a kernel that never answers.
+func (c *Conn) recv(name string) (nlsock.Datagram, error) {
+	for {
+		d, err := c.Sock.Recv()
+		if !errors.Is(err, nlsock.ErrEmpty) {
+			if err != nil {
+				return d, fmt.Errorf("%s: %w", name, err)
+			}
+			return d, nil
+		}
+		ok, err := c.Sock.Wait(5 * time.Second)
+		if err != nil {
+			return d, fmt.Errorf("%s: %w", name, err)
+		}
+		if !ok {
+			return d, fmt.Errorf("%s: no reply within 5s", name)
+		}
+	}
+}
+
+// ParseError turns an NLMSG_ERROR message into nil (an ACK) or an *Error.
+func ParseError(name string, m netlink.Message) error {
+	if len(m.Data) < 4 {
+		return fmt.Errorf("%s: short NLMSG_ERROR", name)
+	}
+	code := int32(binary.NativeEndian.Uint32(m.Data))
+	if code == 0 {
+		return nil
+	}
+	e := &Error{Request: name, Errno: unix.Errno(-code)}
+	e.Message = extackMessage(m)
+	return e
+}
+
+// AckErrno returns the errno an NLMSG_ERROR message carries (0 for an ACK).
+func AckErrno(m netlink.Message) int {
+	if len(m.Data) < 4 {
+		return -1
+	}
+	return int(-int32(binary.NativeEndian.Uint32(m.Data)))
+}
+
+func extackMessage(m netlink.Message) string {
+	if m.Header.Flags&netlink.AcknowledgeTLVs == 0 {
+		return ""
+	}
+	// struct nlmsgerr: error (4) + the original header (16) + its payload
+	// unless NLM_F_CAPPED; the TLVs follow.
+	off := 4 + unix.NLMSG_HDRLEN
+	if m.Header.Flags&netlink.Capped == 0 && len(m.Data) >= off {
+		off = 4 + int(binary.NativeEndian.Uint32(m.Data[4:]))
+	}
+	if off > len(m.Data) {
+		return ""
+	}
+	ad, err := netlink.NewAttributeDecoder(m.Data[nlmsgAlign(off):])
+	if err != nil {
+		return ""
+	}
+	for ad.Next() {
+		if ad.Type() == unix.NLMSGERR_ATTR_MSG {
+			return ad.String()
+		}
+	}
+	return ""
+}
+
+func nlmsgAlign(n int) int { return (n + unix.NLMSG_ALIGNTO - 1) &^ (unix.NLMSG_ALIGNTO - 1) }
+
+// attrs encodes attributes, panicking on an encoder error: the encoders here
+// only fail on programming mistakes (oversized attributes).
+func attrs(fn func(ae *netlink.AttributeEncoder)) []byte {
+	ae := netlink.NewAttributeEncoder()
+	fn(ae)
+	b, err := ae.Encode()
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func message(typ uint16, flags netlink.HeaderFlags, data ...[]byte) netlink.Message {
+	var b []byte
+	for _, d := range data {
+		b = append(b, d...)
+	}
+	return netlink.Message{Header: netlink.Header{Type: netlink.HeaderType(typ), Flags: flags}, Data: b}
+}

@@ -1,0 +1,190 @@
+package selftests
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
+
+	"nlmcast/selftests/nlsock"
+	"nlmcast/selftests/rtnl"
+)
+
+// Line is one entry of a socket's transcript: a received netlink message
+// with everything the kernel told about it, or a receive error.
+type Line struct {
+	Type     uint16
+	Seq, Pid uint32 // nlmsghdr
+	FromPid  uint32 // msg_name nl_pid (0: the kernel)
+	FromMask uint32 // msg_name nl_groups
+	PktInfo  *uint32
+	NSID     *int32
+	Detail   string // rtnl.Describe of the payload
+	Err      error  // a recvmsg error (ENOBUFS) instead of a message
+}
+
+func (l Line) String() string {
+	if l.Err != nil {
+		return "recvmsg error " + errnoName(l.Err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s seq=%d pid=%d from=%d/%#x", rtnl.TypeName(l.Type), l.Seq, l.Pid, l.FromPid, l.FromMask)
+	if l.PktInfo != nil {
+		fmt.Fprintf(&b, " pktinfo=%d", *l.PktInfo)
+	}
+	if l.NSID != nil {
+		fmt.Fprintf(&b, " nsid=%d", *l.NSID)
+	}
+	if l.Detail != "" {
+		fmt.Fprintf(&b, " [%s]", l.Detail)
+	}
+	return b.String()
+}
+
+func errnoName(err error) string {
+	var errno unix.Errno
+	if errors.As(err, &errno) {
+		if n := unix.ErrnoName(errno); n != "" {
+			return n
+		}
+	}
+	return err.Error()
+}
+
+func lines(d nlsock.Datagram) []Line {
+	var out []Line
+	for _, m := range d.Msgs {
+		out = append(out, Line{
+			Type: uint16(m.Header.Type), Seq: m.Header.Sequence, Pid: m.Header.PID,
+			FromPid: d.FromPid, FromMask: d.FromMask, PktInfo: d.Group, NSID: d.NSID,
+			Detail: rtnl.Describe(m),
+		})
+	}
+	return out
+}
+
+// Msg is an expected message. The socket it is expected on fills in the
+// rest: msg_name shows the group as a bitmask (0 above 32), and a socket
+// with NETLINK_PKTINFO gets the group in a control message.
+type Msg struct {
+	Type     uint16
+	Seq, Pid uint32
+	Group    uint32 // the destination group (0 for a unicast)
+	FromPid  uint32 // the sender's portid for user multicast, else 0
+	Detail   string // compared when not empty
+	nsid     *int32
+	err      error
+}
+
+// NSID says the message comes from another namespace whose id, in the
+// receiver's namespace, is id: a LISTEN_ALL_NSID receiver gets it as a
+// control message.
+func (m Msg) NSID(id int32) Msg { m.nsid = &id; return m }
+
+// Notification is a message the kernel multicasts on group without a
+// request behind it (seq 0, pid 0).
+func Notification(typ uint16, group uint32, detail string) Msg {
+	return Msg{Type: typ, Group: group, Detail: detail}
+}
+
+// RecvError is a recvmsg() that fails with errno, e.g. ENOBUFS after an
+// overrun.
+func RecvError(errno unix.Errno) Msg { return Msg{err: errno} }
+
+// Ack is the ACK of the request with sequence seq sent by portid pid.
+func Ack(seq, pid uint32) Msg {
+	return Msg{Type: unix.NLMSG_ERROR, Seq: seq, Pid: pid, Detail: "errno 0"}
+}
+
+func groupMask(g uint32) uint32 {
+	if g == 0 || g > 32 {
+		return 0
+	}
+	return 1 << (g - 1)
+}
+
+// line is what m looks like on s.
+func (m Msg) line(s *nlsock.Socket) Line {
+	if m.err != nil {
+		return Line{Err: m.err}
+	}
+	l := Line{Type: m.Type, Seq: m.Seq, Pid: m.Pid, FromPid: m.FromPid, FromMask: groupMask(m.Group), Detail: m.Detail}
+	if s.PktInfo() {
+		g := m.Group
+		l.PktInfo = &g
+	}
+	if s.AllNSID() {
+		l.NSID = m.nsid
+	}
+	return l
+}
+
+func (l Line) matches(want Line) bool {
+	if want.Err != nil || l.Err != nil {
+		return want.Err != nil && l.Err != nil && errors.Is(l.Err, want.Err)
+	}
+	return l.Type == want.Type && l.Seq == want.Seq && l.Pid == want.Pid &&
+		l.FromPid == want.FromPid && l.FromMask == want.FromMask &&
+		eqPtr(l.PktInfo, want.PktInfo) && eqPtr(l.NSID, want.NSID) &&
+		(want.Detail == "" || l.Detail == want.Detail)
+}
+
+func eqPtr[V comparable](a, b *V) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+// diff compares whole transcripts and renders them side by side, marking
+// each differing row with '!'. It returns "" when they match.
+func diff(want, got []Line) string {
+	same := len(want) == len(got)
+	for i := 0; same && i < len(want); i++ {
+		same = got[i].matches(want[i])
+	}
+	if same {
+		return ""
+	}
+	ws, gs := render(want), render(got)
+	width := len("expected")
+	for _, s := range ws {
+		width = max(width, len(s))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "  %-*s | %s\n", width, "expected", "actual")
+	for i := 0; i < max(len(ws), len(gs)); i++ {
+		w, g, mark := "-", "-", "!"
+		if i < len(ws) {
+			w = ws[i]
+		}
+		if i < len(gs) {
+			g = gs[i]
+		}
+		if i < len(want) && i < len(got) && got[i].matches(want[i]) {
+			mark = " "
+		}
+		fmt.Fprintf(&b, "%s %-*s | %s\n", mark, width, w, g)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func render(ls []Line) []string {
+	if len(ls) == 0 {
+		return []string{"(nothing)"}
+	}
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = l.String()
+	}
+	return out
+}
+
+// sentinel builds the unicast message that marks the end of a transcript.
+func sentinel(seq, pid uint32) netlink.Message {
+	// NLMSG_NOOP without NLM_F_REQUEST: a kernel socket would ignore it,
+	// and it is sent to a user socket anyway.
+	return netlink.Message{Header: netlink.Header{Type: unix.NLMSG_NOOP, Sequence: seq, PID: pid}}
+}

@@ -1,0 +1,27 @@
+package main
+
+import (
+	"golang.org/x/sys/unix"
+
+	"nlmcast/selftests"
+)
+
+// foreignPlainSubscriberIsolated: a subscriber in another namespace without
+// NETLINK_LISTEN_ALL_NSID receives nothing, even when the two namespaces
+// have ids for each other in both directions.
+//
+// Kernel: do_one_broadcast(): if (!net_eq(sock_net(sk), p->net)) { if
+// (!nlk_test_bit(LISTEN_ALL_NSID, sk)) return; ... }
+func foreignPlainSubscriberIsolated(t selftests.T) {
+	env := selftests.NewEnv(t)
+	s, f := env.NewNS("S"), env.NewNS("F")
+	f.Map(s, 3)
+	s.Map(f, 4)
+	fs := f.Socket("f", selftests.Join(unix.RTNLGRP_IPV4_IFADDR, unix.RTNLGRP_IPV4_ROUTE))
+	a := s.Socket("a", selftests.Join(unix.RTNLGRP_IPV4_IFADDR))
+
+	e1 := s.AddAddr()
+
+	env.Expect(fs)
+	env.Expect(a, e1.NewAddr())
+}

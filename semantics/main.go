@@ -1,0 +1,24 @@
+// Command netlink_mcast_semantics checks which sockets receive NETLINK_ROUTE
+// multicast notifications: local and foreign subscribers, LISTEN_ALL_NSID
+// with and without an nsid mapping, sender and portid exclusion, bind
+// bitmasks and setsockopt membership, groups above 32, PKTINFO, overruns,
+// device moves, namespace death, nexthop and tc notifications, and
+// NETLINK_USERSOCK.
+//
+// Every case must pass on every kernel, with net.core.netlink_route_mc_index
+// absent, 0 or 1: the switch changes which sockets the kernel visits, never
+// which sockets receive. The program prints kselftest TAP and never changes
+// the switch.
+package main
+
+import (
+	"os"
+
+	"nlmcast/selftests"
+)
+
+func main() {
+	os.Exit(selftests.Main(suite))
+}
+
+var suite = selftests.Suite{Name: "netlink_mcast_semantics", Cases: cases}

@@ -1,0 +1,16 @@
+package main
+
+import (
+	"os"
+	"testing"
+)
+
+// TestSemantics runs the suite's cases through testing.T.
+func TestSemantics(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: creates network namespaces")
+	}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) { c.Run(t) })
+	}
+}
