@@ -83,7 +83,7 @@ func run(s Suite, args []string, stdout, stderr io.Writer) int {
 	}
 
 	w := ktap.New(stdout)
-	if reason := cannotRun(); reason != "" {
+	if reason := preflight(); reason != "" {
 		return w.SkipAll(reason)
 	}
 
@@ -146,6 +146,9 @@ func selectCases(all []Case, only []string) ([]Case, error) {
 	}
 	return out, nil
 }
+
+// preflight returns why no case can run here, or "". Tests replace it.
+var preflight = cannotRun
 
 // cannotRun returns why no case can run here, or "".
 func cannotRun() string {

@@ -1,0 +1,54 @@
+package selftests
+
+import (
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestDiffMatches(t *testing.T) {
+	id := int32(3)
+	g := uint32(5)
+	got := []Line{{Type: unix.RTM_NEWADDR, Seq: 7, Pid: 9, FromMask: 0x10, PktInfo: &g, NSID: &id, Detail: "198.51.100.1/32 dev 1"}}
+	want := []Line{{Type: unix.RTM_NEWADDR, Seq: 7, Pid: 9, FromMask: 0x10, PktInfo: &g, NSID: &id}}
+	if d := diff(want, got); d != "" {
+		t.Errorf("an empty expected Detail must match any detail; diff:\n%s", d)
+	}
+}
+
+func TestDiffShowsEveryDifference(t *testing.T) {
+	id, other := int32(3), int32(4)
+	want := []Line{
+		{Type: unix.RTM_NEWADDR, Seq: 7, NSID: &id},
+		{Type: unix.RTM_NEWROUTE, Seq: 7},
+	}
+	got := []Line{
+		{Type: unix.RTM_NEWADDR, Seq: 7, NSID: &other},
+		{Type: unix.RTM_NEWROUTE, Seq: 7},
+		{Err: unix.ENOBUFS},
+	}
+	d := diff(want, got)
+	rows := strings.Split(d, "\n")
+	if len(rows) != 4 {
+		t.Fatalf("want a header and 3 rows, got:\n%s", d)
+	}
+	for i, mark := range []string{"!", " ", "!"} {
+		if !strings.HasPrefix(rows[i+1], mark+" ") {
+			t.Errorf("row %d should start with %q:\n%s", i+1, mark, d)
+		}
+	}
+	for _, s := range []string{"nsid=3", "nsid=4", "recvmsg error ENOBUFS", "| -"} {
+		if !strings.Contains(d, s) && !(s == "| -" && strings.Contains(d, "- ")) {
+			t.Errorf("diff lacks %q:\n%s", s, d)
+		}
+	}
+}
+
+func TestGroupMask(t *testing.T) {
+	for g, want := range map[uint32]uint32{0: 0, 1: 1, 5: 0x10, 32: 0x80000000, 33: 0, 36: 0} {
+		if got := groupMask(g); got != want {
+			t.Errorf("groupMask(%d) = %#x, want %#x", g, got, want)
+		}
+	}
+}
