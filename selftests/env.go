@@ -122,8 +122,11 @@ func (a AddrEvent) NewAddr() Msg {
 }
 
 // NewRoute is the RTM_NEWROUTE of the event: the local route in table 255.
+// The kernel adds it on its own (fib_add_ifaddr() -> fib_magic(), whose
+// fc_nlinfo has no nlh and portid 0), so its header has seq 0 and pid 0,
+// not the request's.
 func (a AddrEvent) NewRoute() Msg {
-	return Msg{Type: unix.RTM_NEWROUTE, Seq: a.Seq, Pid: a.Pid, Group: unix.RTNLGRP_IPV4_ROUTE,
+	return Msg{Type: unix.RTM_NEWROUTE, Group: unix.RTNLGRP_IPV4_ROUTE,
 		Detail: fmt.Sprintf("local %s table %d", a.Prefix, unix.RT_TABLE_LOCAL)}
 }
 

@@ -1,6 +1,39 @@
 package main
 
-import "nlmcast/selftests"
+import (
+	"golang.org/x/sys/unix"
 
-// allNSIDUnmappedSourceIgnored: not written yet (cases.md §5).
-func allNSIDUnmappedSourceIgnored(t selftests.T) { t.Skipf("not written yet") }
+	"nlmcast/selftests"
+)
+
+// allNSIDUnmappedSourceIgnored: a NETLINK_LISTEN_ALL_NSID subscriber in F
+// receives nothing from S while F has no id for S, even though S has one
+// for F: only the id of the source in the listener's namespace counts.
+// Once F gives S an id, the next event reaches it, tagged with that id.
+// A subscriber in S shows that each event was sent.
+//
+// Kernel: do_one_broadcast(), foreign socket with LISTEN_ALL_NSID:
+// if (!peernet_has_id(sock_net(sk), p->net)) return; where
+// peernet_has_id(net, peer) is peernet2id(net, peer) >= 0, a lookup of the
+// source in the listener namespace's idr. rtnl_net_newid() allocates in
+// the requester's namespace only.
+func allNSIDUnmappedSourceIgnored(t selftests.T) {
+	env := selftests.NewEnv(t)
+	s, f := env.NewNS("S"), env.NewNS("F")
+	mapPeerExactly(t, s, f, 7) // the reverse direction only
+	fa := f.Socket("fa", selftests.With(unix.NETLINK_LISTEN_ALL_NSID), selftests.Join(unix.RTNLGRP_IPV4_IFADDR))
+	a := s.Socket("a", selftests.Join(unix.RTNLGRP_IPV4_IFADDR))
+
+	requireNoPeerID(t, f, s)
+	unmapped := s.AddAddr()
+	requireNoPeerID(t, f, s)
+
+	env.Expect(fa)
+	env.Expect(a, unmapped.NewAddr())
+
+	mapPeerExactly(t, f, s, 5)
+	mapped := s.AddAddr()
+
+	env.Expect(fa, mapped.NewAddr().NSID(5))
+	env.Expect(a, mapped.NewAddr())
+}
