@@ -1,6 +1,79 @@
 package main
 
-import "nlmcast/selftests"
+import (
+	"errors"
 
-// bindBitmaskMembership: not written yet (cases.md §5).
-func bindBitmaskMembership(t selftests.T) { t.Skipf("not written yet") }
+	"golang.org/x/sys/unix"
+
+	"nlmcast/selftests"
+	"nlmcast/selftests/rtnl"
+)
+
+// bindBitmaskMembership: bind() nl_groups subscribes to groups 1..32 by
+// bitmask, up to RTNLGRP_NEXTHOP (32) through bit 31; msg_name nl_groups
+// shows the delivering group's bit. A re-bind must name the socket's own
+// portid (anything else, 0 included, is EINVAL and changes nothing), and it
+// replaces groups 1..32 while keeping groups above 32 joined with
+// NETLINK_ADD_MEMBERSHIP.
+//
+// cases.md keeps group 37 (RTNLGRP_IPV4_MCADDR) across the re-bind; this
+// case uses 36 (RTNLGRP_STATS) instead, which every supported kernel has
+// (37 needs 6.14), and which sits in the same unsigned long groups[0] on
+// 64-bit, the word netlink_bind() rewrites.
+//
+// Kernel: netlink_bind(): if (nladdr->nl_pid != nlk->portid) return
+// -EINVAL; nlk->groups[0] = (nlk->groups[0] & ~0xffffffffUL) | groups;
+// netlink_recvmsg(): nl_groups = netlink_group_mask(dst_group);
+// nexthop_notify() -> rtnl_notify(RTNLGRP_NEXTHOP).
+func bindBitmaskMembership(t selftests.T) {
+	env := selftests.NewEnv(t)
+	s := env.NewNS("S")
+	b1 := s.Socket("b1", selftests.BindGroups(groupBit(unix.RTNLGRP_IPV4_IFADDR)))
+	b2 := s.Socket("b2", selftests.BindGroups(groupBit(unix.RTNLGRP_IPV4_ROUTE)))
+	b3 := s.Socket("b3", selftests.BindGroups(groupBit(unix.RTNLGRP_NEXTHOP)))
+	expectMemberships(t, b1, unix.RTNLGRP_IPV4_IFADDR)
+	expectMemberships(t, b2, unix.RTNLGRP_IPV4_ROUTE)
+	expectMemberships(t, b3, unix.RTNLGRP_NEXTHOP)
+
+	e := s.AddAddr()
+	env.Expect(b1, e.NewAddr())
+	env.Expect(b2, e.NewRoute())
+	env.Expect(b3)
+
+	// Group 32 through bit 31: a blackhole nexthop needs only lo up.
+	nh := s.Do(rtnl.NewNexthop(rtnl.Nexthop{ID: 1, Blackhole: true}))
+	env.Expect(b1)
+	env.Expect(b2)
+	env.Expect(b3, selftests.Msg{Type: unix.RTM_NEWNEXTHOP, Seq: nh.Seq, Pid: s.Ctl.Portid(),
+		Group: unix.RTNLGRP_NEXTHOP, Detail: "id 1"})
+
+	// A re-bind with the own portid replaces groups 1..32.
+	rebind(t, b1, groupBit(unix.RTNLGRP_IPV4_ROUTE))
+	expectMemberships(t, b1, unix.RTNLGRP_IPV4_ROUTE)
+	e = s.AddAddr()
+	env.Expect(b1, e.NewRoute())
+	env.Expect(b2, e.NewRoute())
+
+	// A re-bind with another portid (0: "pick one") is refused.
+	if err := b1.Bind(0, groupBit(unix.RTNLGRP_IPV4_IFADDR)); !errors.Is(err, unix.EINVAL) {
+		t.Errorf("%s: re-bind with portid 0: got %v, want EINVAL", b1, err)
+	}
+	expectMemberships(t, b1, unix.RTNLGRP_IPV4_ROUTE)
+
+	// Groups above 32 survive a re-bind that clears 1..32.
+	mustJoin(t, b1, unix.RTNLGRP_STATS)
+	expectMemberships(t, b1, unix.RTNLGRP_IPV4_ROUTE, unix.RTNLGRP_STATS)
+	rebind(t, b1, 0)
+	expectMemberships(t, b1, unix.RTNLGRP_STATS)
+	s.AddAddr()
+	env.Expect(b1)
+}
+
+// rebind binds the already bound s again with its own portid and groups
+// 1..32 set to mask.
+func rebind(t selftests.T, s *selftests.Sock, mask uint32) {
+	t.Helper()
+	if err := s.Bind(s.Portid(), mask); err != nil {
+		t.Fatalf("re-bind with the own portid: %v", err)
+	}
+}

@@ -1,6 +1,106 @@
 package main
 
-import "nlmcast/selftests"
+import (
+	"errors"
 
-// setsockoptAddDropMembership: not written yet (cases.md §5).
-func setsockoptAddDropMembership(t selftests.T) { t.Skipf("not written yet") }
+	"golang.org/x/sys/unix"
+
+	"nlmcast/selftests"
+)
+
+// setsockoptAddDropMembership: NETLINK_ADD_MEMBERSHIP and
+// NETLINK_DROP_MEMBERSHIP set and clear one bit each: adding twice
+// delivers once, dropping stops delivery, dropping again succeeds. Group 0
+// and every group above RTNLGRP_MAX are EINVAL for both. RTNLGRP_MAX
+// depends on the kernel (36 before 6.14, 39 on 6.18), so the case finds it
+// by joining upward from 33 until EINVAL; RTNLGRP_STATS (36, Linux 4.7)
+// must be within it. NETLINK_LIST_MEMBERSHIPS and getsockname() are
+// checked after every step.
+//
+// Kernel: netlink_setsockopt(): if (!val || val - 1 >= nlk->ngroups)
+// return -EINVAL; netlink_update_socket_mc(): __assign_bit(group - 1,
+// nlk->groups, new); rtnetlink_net_init(): cfg.groups = RTNLGRP_MAX.
+func setsockoptAddDropMembership(t selftests.T) {
+	env := selftests.NewEnv(t)
+	s := env.NewNS("S")
+	j := s.Socket("j")
+	expectMemberships(t, j)
+
+	// 1. Add.
+	mustJoin(t, j, unix.RTNLGRP_IPV4_IFADDR)
+	expectMemberships(t, j, unix.RTNLGRP_IPV4_IFADDR)
+	e := s.AddAddr()
+	env.Expect(j, e.NewAddr())
+
+	// 2. Add again: still one copy.
+	mustJoin(t, j, unix.RTNLGRP_IPV4_IFADDR)
+	expectMemberships(t, j, unix.RTNLGRP_IPV4_IFADDR)
+	e = s.AddAddr()
+	env.Expect(j, e.NewAddr())
+
+	// 3. Drop.
+	mustLeave(t, j, unix.RTNLGRP_IPV4_IFADDR)
+	expectMemberships(t, j)
+	s.AddAddr()
+	env.Expect(j)
+
+	// 4. Drop again: a no-op, not an error.
+	mustLeave(t, j, unix.RTNLGRP_IPV4_IFADDR)
+	expectMemberships(t, j)
+
+	// 5. Out of range.
+	expectInvalidGroup(t, j, 0)
+	maxGroup := probeMaxGroup(t, j)
+	t.Logf("RTNLGRP_MAX = %d on this kernel (highest group NETLINK_ADD_MEMBERSHIP accepts)", maxGroup)
+	if maxGroup < unix.RTNLGRP_STATS {
+		t.Errorf("%s: joining stops at group %d; RTNLGRP_STATS (%d) exists since Linux 4.7", j, maxGroup, unix.RTNLGRP_STATS)
+	}
+	expectInvalidGroup(t, j, maxGroup+1)
+	for g := uint32(33); g <= maxGroup; g++ {
+		mustLeave(t, j, g)
+	}
+	expectMemberships(t, j)
+}
+
+// probeMaxGroup joins s to 33, 34, ... until the kernel answers EINVAL,
+// checking the membership list after each join, and returns the last
+// group it accepted. The socket is left in 33..max.
+func probeMaxGroup(t selftests.T, s *selftests.Sock) uint32 {
+	t.Helper()
+	var joined []uint32
+	for g := uint32(33); ; g++ {
+		err := s.Join(g)
+		if errors.Is(err, unix.EINVAL) {
+			if len(joined) == 0 {
+				t.Fatalf("%s: joining group 33 (RTNLGRP_BRVLAN) gave EINVAL", s)
+			}
+			expectMemberships(t, s, joined...)
+			return g - 1
+		}
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		if g >= 64 {
+			t.Fatalf("%s: the kernel accepts groups up to %d, far beyond any RTNLGRP_MAX", s, g)
+		}
+		joined = append(joined, g)
+		expectMemberships(t, s, joined...)
+	}
+}
+
+// expectInvalidGroup checks that both adding and dropping group fail with
+// EINVAL and leave the memberships of s as they were.
+func expectInvalidGroup(t selftests.T, s *selftests.Sock, group uint32) {
+	t.Helper()
+	before, err := s.Memberships()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if err := s.Join(group); !errors.Is(err, unix.EINVAL) {
+		t.Errorf("%s: NETLINK_ADD_MEMBERSHIP %d: got %v, want EINVAL", s, group, err)
+	}
+	if err := s.Leave(group); !errors.Is(err, unix.EINVAL) {
+		t.Errorf("%s: NETLINK_DROP_MEMBERSHIP %d: got %v, want EINVAL", s, group, err)
+	}
+	expectMemberships(t, s, before...)
+}

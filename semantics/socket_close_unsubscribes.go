@@ -1,6 +1,70 @@
 package main
 
-import "nlmcast/selftests"
+import (
+	"golang.org/x/sys/unix"
 
-// socketCloseUnsubscribes: not written yet (cases.md §5).
-func socketCloseUnsubscribes(t selftests.T) { t.Skipf("not written yet") }
+	"nlmcast/selftests"
+)
+
+// socketCloseUnsubscribes: closing a subscribed socket, even one with an
+// unread notification queued, takes it out of delivery and leaves the
+// other subscribers, local and foreign LISTEN_ALL_NSID (O maps S as 13),
+// exactly as they were: one copy per event, no ENOBUFS, no error. Sockets
+// opened afterwards get only the events that follow their creation.
+//
+// Kernel: netlink_release() -> netlink_remove(): if
+// (nlk_sk(sk)->subscriptions) { __sk_del_bind_node(sk);
+// netlink_update_listeners(sk); }; the queued skbs are purged with the
+// socket (netlink_sock_destruct).
+func socketCloseUnsubscribes(t selftests.T) {
+	env := selftests.NewEnv(t)
+	s, o := env.NewNS("S"), env.NewNS("O")
+	mapPeerExactly(t, o, s, 13)
+	join := selftests.Join(unix.RTNLGRP_IPV4_IFADDR)
+	allNSID := selftests.With(unix.NETLINK_LISTEN_ALL_NSID)
+	s1, s2 := s.Socket("s1", join), s.Socket("s2", join)
+	o1, o2 := o.Socket("o1", allNSID, join), o.Socket("o2", allNSID, join)
+
+	e := s.AddAddr()
+	env.Expect(s1, e.NewAddr())
+	env.Expect(s2, e.NewAddr())
+	env.Expect(o1, e.NewAddr().NSID(13))
+	env.Expect(o2, e.NewAddr().NSID(13))
+
+	// One more event, left unread in s1 and o1, which are then closed.
+	e = s.AddAddr()
+	env.Expect(s2, e.NewAddr())
+	env.Expect(o2, e.NewAddr().NSID(13))
+	closeWithQueued(t, s1)
+	closeWithQueued(t, o1)
+
+	e = s.AddAddr()
+	env.Expect(s2, e.NewAddr())
+	env.Expect(o2, e.NewAddr().NSID(13))
+
+	// New subscribers see only what happens after they exist.
+	s3, o3 := s.Socket("s3", join), o.Socket("o3", allNSID, join)
+	env.Expect(s3)
+	env.Expect(o3)
+	e = s.AddAddr()
+	env.Expect(s2, e.NewAddr())
+	env.Expect(s3, e.NewAddr())
+	env.Expect(o2, e.NewAddr().NSID(13))
+	env.Expect(o3, e.NewAddr().NSID(13))
+}
+
+// closeWithQueued checks that s has something queued (poll, no wait) and
+// closes it without reading it.
+func closeWithQueued(t selftests.T, s *selftests.Sock) {
+	t.Helper()
+	readable, err := s.Wait(0)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if !readable {
+		t.Fatalf("%s: nothing queued before close, want the unread notification", s)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("%v", err)
+	}
+}
