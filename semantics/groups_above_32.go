@@ -113,14 +113,14 @@ func ipv4MulticastJoinLeave(t selftests.T, s *selftests.NS, expect func(...selft
 		return unix.Close(fd)
 	}
 	t.Cleanup(func() { closeFD() })
-	expect(selftests.Notification(unix.RTM_NEWMULTICAST, unix.RTNLGRP_IPV4_MCADDR, ""))
+	expect(selftests.Notification(unix.RTM_NEWMULTICAST, unix.RTNLGRP_IPV4_MCADDR, "239.1.2.3/32 dev 1"))
 
 	// close() leaves the group before it returns (inet_release ->
 	// ip_mc_drop_socket).
 	if err := closeFD(); err != nil {
 		t.Fatalf("netns %s: close the UDP socket: %v", s.Name, err)
 	}
-	expect(selftests.Notification(unix.RTM_DELMULTICAST, unix.RTNLGRP_IPV4_MCADDR, ""))
+	expect(selftests.Notification(unix.RTM_DELMULTICAST, unix.RTNLGRP_IPV4_MCADDR, "239.1.2.3/32 dev 1"))
 }
 
 // joinIPv4Multicast opens a UDP socket in ns and joins group on ifindex

@@ -41,7 +41,7 @@ func TypeName(t uint16) string {
 func Describe(m netlink.Message) string {
 	t := uint16(m.Header.Type)
 	switch t {
-	case unix.RTM_NEWADDR, unix.RTM_DELADDR:
+	case unix.RTM_NEWADDR, unix.RTM_DELADDR, unix.RTM_NEWMULTICAST, unix.RTM_DELMULTICAST:
 		return describeAddr(m.Data)
 	case unix.RTM_NEWROUTE, unix.RTM_DELROUTE:
 		return describeRoute(m.Data)
@@ -73,7 +73,7 @@ func describeAddr(b []byte) string {
 	plen, ifindex := b[1], binary.NativeEndian.Uint32(b[4:])
 	var addr string
 	forAttrs(b[unix.SizeofIfAddrmsg:], func(typ uint16, v []byte) {
-		if typ == unix.IFA_LOCAL || (typ == unix.IFA_ADDRESS && addr == "") {
+		if typ == unix.IFA_LOCAL || typ == unix.IFA_MULTICAST || (typ == unix.IFA_ADDRESS && addr == "") {
 			if a, ok := netip.AddrFromSlice(v); ok {
 				addr = a.String()
 			}
