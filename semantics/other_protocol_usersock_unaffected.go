@@ -1,6 +1,69 @@
 package main
 
-import "nlmcast/selftests"
+import (
+	"errors"
 
-// otherProtocolUsersockUnaffected: not written yet (cases.md §5).
-func otherProtocolUsersockUnaffected(t selftests.T) { t.Skipf("not written yet") }
+	"golang.org/x/sys/unix"
+
+	"nlmcast/selftests"
+)
+
+// otherProtocolUsersockUnaffected: NETLINK_USERSOCK multicast follows the
+// same per-socket rules as NETLINK_ROUTE; the series re-indexes only the
+// NETLINK_ROUTE walk, so this holds in every mode. All sockets are
+// NETLINK_USERSOCK and join group 1. In S: the sender `us`, `ul`, and
+// `sink` (no group). In F, which maps S as 7: `uf` (plain) and `ufa`
+// (LISTEN_ALL_NSID). In O, which has no id for S: `uoa` (LISTEN_ALL_NSID).
+//
+//  1. us sends to group 1 and to sink's portid: ul gets the multicast,
+//     sink the unicast, ufa the multicast with nsid 7; us (the sender), uf
+//     (plain, foreign) and uoa (unmapped source) get nothing.
+//  2. us sends to group 1 and to portid 0: NETLINK_USERSOCK has no kernel
+//     socket, so after broadcasting netlink_sendmsg() finds no socket with
+//     portid 0 and sendto() fails with ECONNREFUSED; the multicast has gone
+//     out all the same (ul, ufa) and nobody else has anything. Programs
+//     must not rely on this quirk (they send to a real portid); the case
+//     asserts it because the kernel has always behaved so and a change
+//     to the walk must not alter it.
+//
+// Kernel: netlink_add_usersock_entry() (groups = 32, NL_CFG_F_NONROOT_SEND);
+// netlink_sendmsg(): netlink_broadcast() before netlink_unicast(), whose
+// netlink_getsockbyportid() gives -ECONNREFUSED for an unknown portid;
+// do_one_broadcast() as for every protocol.
+func otherProtocolUsersockUnaffected(t selftests.T) {
+	env := selftests.NewEnv(t)
+	s, f, o := env.NewNS("S"), env.NewNS("F"), env.NewNS("O")
+	mapPeerExactly(t, f, s, 7)
+	requireNoPeerID(t, o, s)
+	const group = 1
+	usersock := selftests.Proto(unix.NETLINK_USERSOCK)
+	join := selftests.Join(group)
+	allNSID := selftests.With(unix.NETLINK_LISTEN_ALL_NSID)
+	us := s.Socket("us", usersock, join)
+	ul := s.Socket("ul", usersock, join)
+	sink := s.Socket("sink", usersock)
+	uf := f.Socket("uf", usersock, join)
+	ufa := f.Socket("ufa", usersock, allNSID, join)
+	uoa := o.Socket("uoa", usersock, allNSID, join)
+
+	// 1. Multicast plus unicast to sink.
+	m := sendUserMulticast(t, us, sink.Portid(), group)
+	env.Expect(us)
+	env.Expect(ul, m)
+	env.Expect(sink, m)
+	env.Expect(uf)
+	env.Expect(ufa, m.NSID(7))
+	env.Expect(uoa)
+
+	// 2. Multicast plus unicast to portid 0, which no socket has.
+	m, err := userMulticast(us, 0, group)
+	if !errors.Is(err, unix.ECONNREFUSED) {
+		t.Errorf("%s: sendto(nl_pid 0, group %d): got %v, want ECONNREFUSED (no NETLINK_USERSOCK kernel socket)", us, group, errors.Unwrap(err))
+	}
+	env.Expect(us)
+	env.Expect(ul, m)
+	env.Expect(sink)
+	env.Expect(uf)
+	env.Expect(ufa, m.NSID(7))
+	env.Expect(uoa)
+}
