@@ -282,9 +282,17 @@ func (e *Env) Expect(s *Sock, want ...Msg) {
 // came.
 func (e *Env) ExpectEventually(s *Sock, deadline time.Duration, want ...Msg) {
 	e.t.Helper()
+	got, err := s.transcript(e.await(s, deadline, len(want)))
+	e.compare(s, want, got, err)
+}
+
+// await reads s until n transcript lines have arrived or the deadline
+// passes, and returns them.
+func (e *Env) await(s *Sock, deadline time.Duration, n int) []Line {
+	e.t.Helper()
 	var early []Line
 	end := time.Now().Add(deadline)
-	for len(early) < len(want) && !Interrupted() {
+	for len(early) < n && !Interrupted() {
 		d, err := s.Recv()
 		if errors.Is(err, nlsock.ErrEmpty) {
 			if left := time.Until(end); left > 0 {
@@ -301,8 +309,7 @@ func (e *Env) ExpectEventually(s *Sock, deadline time.Duration, want ...Msg) {
 		}
 		early = append(early, lines(d)...)
 	}
-	got, err := s.transcript(early)
-	e.compare(s, want, got, err)
+	return early
 }
 
 func (e *Env) compare(s *Sock, want []Msg, got []Line, err error) {
