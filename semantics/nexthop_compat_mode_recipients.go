@@ -1,6 +1,173 @@
 package main
 
-import "nlmcast/selftests"
+import (
+	"errors"
+	"fmt"
+	"net/netip"
 
-// nexthopCompatModeRecipients: not written yet (cases.md §5).
-func nexthopCompatModeRecipients(t selftests.T) { t.Skipf("not written yet") }
+	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
+
+	"nlmcast/selftests"
+	"nlmcast/selftests/nlsock"
+	"nlmcast/selftests/rtnl"
+)
+
+// nexthopCompatModeRecipients: replacing a nexthop notifies RTNLGRP_NEXTHOP
+// and, while net.ipv4.nexthop_compat_mode is 1 in the source namespace,
+// every route that uses it directly or through a group on
+// RTNLGRP_IPV4_ROUTE, with NLM_F_REPLACE; with 0 only the nexthop. A route
+// replace notifies its one route in both modes. Every one of these reaches
+// the local subscriber and the ALL_NSID observer (with its id), never the
+// plain subscriber in F.
+//
+// Setup: veth va/vb in S, both up (a gateway nexthop needs carrier), with
+// 203.0.113.1/24 on va; nexthops 10 and 11 via va, group 20 = 10/11; R1 and
+// R2 via nhid 10, R3 via nhid 20. Subscribers are opened after the setup;
+// with IPv6 off nothing asynchronous is notified on groups 7 and 32
+// (linkwatch only notifies RTNLGRP_LINK).
+//
+// Kernel: insert_nexthop() -> nexthop_notify(RTM_NEWNEXTHOP) and, if
+// replace_notify && sysctl_nexthop_compat_mode, nexthop_replace_notify() ->
+// __nexthop_replace_notify() for the nexthop, then for each group holding
+// it -> fib_info_notify_update() -> rtmsg_fib(RTM_NEWROUTE, ...,
+// NLM_F_REPLACE) with the request's portid and seq; fib_table_insert()
+// replace -> one rtmsg_fib(RTM_NEWROUTE, ..., NLM_F_REPLACE). The routes of
+// one fib_info_notify_update() come in descending prefix order (R2 before
+// R1): __fib_info_notify_update() walks each trie node from its highest
+// child index down.
+func nexthopCompatModeRecipients(t selftests.T) {
+	env := selftests.NewEnv(t)
+	s, o, f := env.NewNS("S"), env.NewNS("O"), env.NewNS("F")
+	id := o.Map(s, 8)
+	va := nexthopSetup(t, s)
+
+	groups := selftests.Join(unix.RTNLGRP_IPV4_ROUTE, unix.RTNLGRP_NEXTHOP)
+	ss := s.Socket("s", groups)
+	obs := o.Socket("o", selftests.With(unix.NETLINK_LISTEN_ALL_NSID), groups)
+	fs := f.Socket("f", groups)
+	// The transcripts have no header flags: sr collects the route
+	// notifications a second time to check their NLM_F_REPLACE.
+	sr := s.Socket("sr", selftests.Join(unix.RTNLGRP_IPV4_ROUTE))
+
+	pid := s.Ctl.Portid()
+	nexthop := func(seq, nhid uint32) selftests.Msg {
+		return selftests.Msg{Type: unix.RTM_NEWNEXTHOP, Seq: seq, Pid: pid, Group: unix.RTNLGRP_NEXTHOP,
+			Detail: fmt.Sprintf("id %d", nhid)}
+	}
+	route := func(seq uint32, r rtnl.Route) selftests.Msg {
+		return selftests.Msg{Type: unix.RTM_NEWROUTE, Seq: seq, Pid: pid, Group: unix.RTNLGRP_IPV4_ROUTE,
+			Detail: fmt.Sprintf("unicast %s table %d nhid %d", r.Dst, unix.RT_TABLE_MAIN, r.NHID)}
+	}
+	expect := func(want ...selftests.Msg) {
+		t.Helper()
+		env.Expect(ss, want...)
+		mapped := make([]selftests.Msg, len(want))
+		for i, m := range want {
+			mapped[i] = m.NSID(id)
+		}
+		env.Expect(obs, mapped...)
+		env.Expect(fs)
+		expectReplaceFlag(t, sr, want)
+	}
+	r1, r2, r3 := nexthopRoutes[0], nexthopRoutes[1], nexthopRoutes[2]
+
+	// Mode 1, the default: the nexthop and the routes that use it.
+	if v, err := selftests.ReadSysctl(s.NS, compatMode); err != nil || v != "1" {
+		t.Errorf("netns %s: net.ipv4.nexthop_compat_mode is %q (%v), want the default 1", s.Name, v, err)
+	}
+	rep := s.Do(rtnl.ReplaceNexthop(rtnl.Nexthop{ID: 10, Gateway: vaAddr(4), OIF: va}))
+	expect(nexthop(rep.Seq, 10), route(rep.Seq, r2), route(rep.Seq, r1), route(rep.Seq, r3))
+	rep = s.Do(rtnl.ReplaceNexthop(nexthopGroup))
+	expect(nexthop(rep.Seq, 20), route(rep.Seq, r3))
+	r1.NHID = 11
+	rep = s.Do(rtnl.ReplaceRoute(r1))
+	expect(route(rep.Seq, r1))
+
+	// Mode 0: the nexthop only; a route replace is unchanged.
+	setCompatMode(t, s, "0")
+	rep = s.Do(rtnl.ReplaceNexthop(rtnl.Nexthop{ID: 10, Gateway: vaAddr(5), OIF: va}))
+	expect(nexthop(rep.Seq, 10))
+	rep = s.Do(rtnl.ReplaceNexthop(nexthopGroup))
+	expect(nexthop(rep.Seq, 20))
+	r1.NHID = 10
+	rep = s.Do(rtnl.ReplaceRoute(r1))
+	expect(route(rep.Seq, r1))
+}
+
+// The routes R1, R2 (via nhid 10) and R3 (via group 20), and the group.
+var (
+	nexthopRoutes = []rtnl.Route{
+		{Dst: netip.MustParsePrefix("198.51.100.0/28"), NHID: 10},
+		{Dst: netip.MustParsePrefix("198.51.100.16/28"), NHID: 10},
+		{Dst: netip.MustParsePrefix("198.51.100.32/28"), NHID: 20},
+	}
+	nexthopGroup = rtnl.Nexthop{ID: 20, Group: []rtnl.GroupMember{{ID: 10}, {ID: 11}}}
+)
+
+// gw returns 203.0.113.i, an address on va's subnet.
+func vaAddr(i byte) netip.Addr { return netip.AddrFrom4([4]byte{203, 0, 113, i}) }
+
+// nexthopSetup builds the veth, the nexthops and the routes in s and
+// returns va's ifindex.
+func nexthopSetup(t selftests.T, s *selftests.NS) uint32 {
+	t.Helper()
+	s.Do(rtnl.NewVeth("va", "vb", -1))
+	va := linkIndex(t, s, "va")
+	s.Do(rtnl.SetUp(linkIndex(t, s, "vb"), true))
+	s.Do(rtnl.SetUp(va, true))
+	s.Do(rtnl.NewAddr(va, netip.PrefixFrom(vaAddr(1), 24)))
+	s.Do(rtnl.NewNexthop(rtnl.Nexthop{ID: 10, Gateway: vaAddr(2), OIF: va}))
+	s.Do(rtnl.NewNexthop(rtnl.Nexthop{ID: 11, Gateway: vaAddr(3), OIF: va}))
+	s.Do(rtnl.NewNexthop(nexthopGroup))
+	for _, r := range nexthopRoutes {
+		s.Do(rtnl.NewRoute(r))
+	}
+	return va
+}
+
+const compatMode = "net/ipv4/nexthop_compat_mode"
+
+// setCompatMode writes net.ipv4.nexthop_compat_mode in s only; the
+// namespace is private and dies with the case, so nothing is restored.
+func setCompatMode(t selftests.T, s *selftests.NS, v string) {
+	t.Helper()
+	if err := selftests.WriteSysctl(s.NS, compatMode, v); err != nil {
+		t.Fatalf("netns %s: net.ipv4.nexthop_compat_mode=%s: %v", s.Name, v, err)
+	}
+}
+
+// expectReplaceFlag reads everything queued on sr, an RTNLGRP_IPV4_ROUTE
+// subscriber (all of it was queued before the ACK), and checks that it got
+// the route notifications of want, each with the header flags NLM_F_REPLACE
+// and nothing else (rtmsg_fib(..., NLM_F_REPLACE) in both paths).
+func expectReplaceFlag(t selftests.T, sr *selftests.Sock, want []selftests.Msg) {
+	t.Helper()
+	var routes []selftests.Msg
+	for _, m := range want {
+		if m.Type == unix.RTM_NEWROUTE {
+			routes = append(routes, m)
+		}
+	}
+	var got []netlink.Message
+	for {
+		d, err := sr.Recv()
+		if errors.Is(err, nlsock.ErrEmpty) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		got = append(got, d.Msgs...)
+	}
+	if len(got) != len(routes) {
+		t.Errorf("%s: %d route notifications, want %d", sr, len(got), len(routes))
+		return
+	}
+	for i, m := range got {
+		if m.Header.Sequence != routes[i].Seq || m.Header.Flags != netlink.Replace {
+			t.Errorf("%s: route notification %d: seq %d flags %#x, want seq %d flags NLM_F_REPLACE (%#x)",
+				sr, i, m.Header.Sequence, uint16(m.Header.Flags), routes[i].Seq, uint16(netlink.Replace))
+		}
+	}
+}

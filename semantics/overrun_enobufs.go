@@ -1,6 +1,179 @@
 package main
 
-import "nlmcast/selftests"
+import (
+	"errors"
 
-// overrunENOBUFS: not written yet (cases.md §5).
-func overrunENOBUFS(t selftests.T) { t.Skipf("not written yet") }
+	"golang.org/x/sys/unix"
+
+	"nlmcast/selftests"
+	"nlmcast/selftests/rtnl"
+)
+
+// A burst is burstSize user multicast messages on burstGroup: far more
+// than a minimal receive buffer holds, far less than 4 MiB. No kernel event
+// of the case is on that group.
+const (
+	burstSize  = 50
+	burstGroup = unix.RTNLGRP_IPV4_IFADDR
+)
+
+// overrunENOBUFS: a subscriber whose receive buffer overflows loses the
+// rest of a burst and is told so once; NETLINK_NO_ENOBUFS hides the error
+// but not the loss; a large enough buffer loses nothing. And with
+// NETLINK_BROADCAST_ERROR a congested listener makes the request whose
+// notification it drops fail with ENOBUFS, although the request took
+// effect: a local listener, or a foreign LISTEN_ALL_NSID one that maps the
+// source, does; a foreign plain one, which is never a recipient, does not.
+//
+// The burst is user multicast, sent synchronously: when the last sendto()
+// returns, everything is queued or dropped. v's and vn's transcripts cannot
+// end with a sentinel (v is congested and would drop it), so they are read
+// until the queue is empty. The kernel decides how many messages fit (skb
+// truesize against sk_rcvbuf); the case asserts they are a strict prefix
+// of the burst and that the drop counter counts exactly the rest.
+//
+// Kernel: netlink_broadcast_deliver() (rmem against sk_rcvbuf, the first
+// skb always fits), netlink_overrun() (sk_err = ENOBUFS and
+// NETLINK_S_CONGESTED unless NETLINK_F_RECV_NO_ENOBUFS; sk_drops_inc()
+// always), netlink_rcv_wake() (congestion ends when the queue is empty),
+// do_one_broadcast() (p->delivery_failure when the overrun socket has
+// NETLINK_F_BROADCAST_SEND_ERROR) -> netlink_broadcast() returns -ENOBUFS
+// -> nlmsg_notify() -> tcf_add_notify() -> tcf_action_add() returns it
+// after the action was inserted.
+func overrunENOBUFS(t selftests.T) {
+	env := selftests.NewEnv(t)
+	s := env.NewNS("S")
+	overrunBurst(t, env, s)
+	broadcastErrorPropagation(t, env, s)
+}
+
+func overrunBurst(t selftests.T, env *selftests.Env, s *selftests.NS) {
+	t.Helper()
+	v := s.Socket("v", selftests.RcvBuf(1, false), selftests.Join(burstGroup))
+	vn := s.Socket("vn", selftests.RcvBuf(1, false), selftests.With(unix.NETLINK_NO_ENOBUFS),
+		selftests.Join(burstGroup))
+	h := s.Socket("h", selftests.RcvBuf(4<<20, true), selftests.Join(burstGroup))
+	sender := s.Socket("sender")
+
+	burst := sendBurst(t, sender)
+
+	k := env.ExpectOverrun(v, []selftests.Msg{selftests.RecvError(unix.ENOBUFS)}, burst)
+	kn := env.ExpectOverrun(vn, nil, burst)
+	env.Expect(h, burst...)
+	// Drained, v and vn are no longer congested: the sentinel gets through.
+	env.Expect(v)
+	env.Expect(vn)
+	if k != kn {
+		t.Errorf("v kept %d messages of the burst and vn %d: same buffer, same messages, want the same count", k, kn)
+	}
+	expectDrops(t, s, v, uint64(burstSize-k))
+	expectDrops(t, s, vn, uint64(burstSize-kn))
+	expectDrops(t, s, h, 0)
+}
+
+// sendBurst multicasts burstSize messages from sender to burstGroup and
+// returns them as the subscribers see them.
+func sendBurst(t selftests.T, sender *selftests.Sock) []selftests.Msg {
+	t.Helper()
+	burst := make([]selftests.Msg, burstSize)
+	for i := range burst {
+		burst[i] = sendUserMulticast(t, sender, 0, burstGroup)
+	}
+	return burst
+}
+
+func expectDrops(t selftests.T, n *selftests.NS, s *selftests.Sock, want uint64) {
+	t.Helper()
+	got, err := s.Drops(n.NS)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if got != want {
+		t.Errorf("%s: Drops in /proc/thread-self/net/netlink is %d, want %d", s, got, want)
+	}
+}
+
+// broadcastErrorPropagation: tc actions report a failed notification to
+// the requester (tcf_add_notify() returns what rtnetlink_send() returns);
+// most other rtnetlink requests ignore it (rtnl_notify() is void).
+func broadcastErrorPropagation(t selftests.T, env *selftests.Env, s *selftests.NS) {
+	t.Helper()
+	o, f := env.NewNS("O"), env.NewNS("F")
+	id := o.Map(s, 5)
+	f.Map(s, 6)
+	obs := s.Socket("obs", selftests.Join(unix.RTNLGRP_TC))
+	pid := s.Ctl.Portid()
+	newAction := func(seq uint32) selftests.Msg {
+		return selftests.Msg{Type: unix.RTM_NEWACTION, Seq: seq, Pid: pid, Group: unix.RTNLGRP_TC}
+	}
+
+	add := createTC(t, s, rtnl.NewMirredAction(1, rtnl.LoopbackIndex), "the mirred action (act_mirred)")
+	env.Expect(obs, newAction(add.Seq))
+
+	// A congested local listener: ENOBUFS, yet the action exists and the
+	// healthy listener got its notification.
+	w, burst := congested(t, s, "w")
+	seq := addActionFailing(t, s, 2)
+	env.Expect(obs, newAction(seq))
+	env.ExpectOverrun(w, []selftests.Msg{selftests.RecvError(unix.ENOBUFS)}, burst)
+	// Drained, w takes the next notification and the request succeeds.
+	add = s.Do(rtnl.NewMirredAction(3, rtnl.LoopbackIndex))
+	env.ExpectQueued(w, newAction(add.Seq))
+	env.Expect(obs, newAction(add.Seq))
+	closeSock(t, w)
+
+	// A congested foreign LISTEN_ALL_NSID listener that maps S is a
+	// recipient like a local one.
+	wo, burst := congested(t, o, "wo", selftests.With(unix.NETLINK_LISTEN_ALL_NSID))
+	seq = addActionFailing(t, s, 4)
+	env.Expect(obs, newAction(seq))
+	env.ExpectOverrun(wo, []selftests.Msg{selftests.RecvError(unix.ENOBUFS)}, burst)
+	add = s.Do(rtnl.NewMirredAction(5, rtnl.LoopbackIndex))
+	env.ExpectQueued(wo, newAction(add.Seq).NSID(id))
+	env.Expect(obs, newAction(add.Seq))
+	closeSock(t, wo)
+
+	// A congested foreign plain listener is not a recipient: no effect,
+	// although F maps S.
+	wf, burst := congested(t, f, "wf")
+	add = s.Do(rtnl.NewMirredAction(6, rtnl.LoopbackIndex))
+	env.Expect(obs, newAction(add.Seq))
+	env.ExpectOverrun(wf, []selftests.Msg{selftests.RecvError(unix.ENOBUFS)}, burst)
+	env.Expect(wf)
+}
+
+// congested opens a RTNLGRP_TC listener in n with NETLINK_BROADCAST_ERROR
+// and a minimal receive buffer, and overruns it with a burst from a sender
+// in n: it is then congested and drops every broadcast until drained. It
+// returns the socket and the burst.
+func congested(t selftests.T, n *selftests.NS, name string, opts ...selftests.Option) (*selftests.Sock, []selftests.Msg) {
+	t.Helper()
+	opts = append(opts, selftests.RcvBuf(1, false), selftests.With(unix.NETLINK_BROADCAST_ERROR),
+		selftests.Join(unix.RTNLGRP_TC, burstGroup))
+	w := n.Socket(name, opts...)
+	burst := sendBurst(t, n.Socket(name+"-sender"))
+	return w, burst
+}
+
+// addActionFailing adds mirred action index in s, expects ENOBUFS, checks
+// that the action exists nevertheless, and returns the request's seq.
+func addActionFailing(t selftests.T, s *selftests.NS, index uint32) uint32 {
+	t.Helper()
+	add, err := s.Ctl.Do(rtnl.NewMirredAction(index, rtnl.LoopbackIndex))
+	if !errors.Is(err, unix.ENOBUFS) {
+		t.Errorf("netns %s: adding action %d with a congested NETLINK_BROADCAST_ERROR listener: got %v, want ENOBUFS", s.Name, index, err)
+	}
+	// tca_action_gd() answers with the request's type, RTM_GETACTION.
+	get, err := s.Ctl.Do(rtnl.GetMirredAction(index))
+	if err != nil || len(get.Msgs) != 1 || get.Msgs[0].Header.Type != unix.RTM_GETACTION {
+		t.Errorf("netns %s: action %d after its ENOBUFS: got %d replies, %v; want the action to exist", s.Name, index, len(get.Msgs), err)
+	}
+	return add.Seq
+}
+
+func closeSock(t selftests.T, s *selftests.Sock) {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatalf("%v", err)
+	}
+}
