@@ -339,26 +339,13 @@ func (s *Sock) transcript(got []Line) ([]Line, error) {
 	if err := snt.SendTo(sentinel(seq, from), s.Portid(), 0); err != nil {
 		return got, fmt.Errorf("sentinel: %w", err)
 	}
-	for {
-		d, err := s.Recv()
-		switch {
-		case errors.Is(err, nlsock.ErrEmpty):
-			return got, errors.New("receive queue ended without the sentinel (dropped by a full or congested socket?)")
-		case err != nil:
-			var errno unix.Errno
-			if !errors.As(err, &errno) {
-				return got, err
-			}
-			got = append(got, Line{Err: errno})
-			continue
-		}
-		for _, l := range lines(d) {
-			if l.Type == unix.NLMSG_NOOP && l.Seq == seq && l.FromPid == from {
-				return got, nil
-			}
-			got = append(got, l)
-		}
+	got, found, err := s.read(got, func(l Line) bool {
+		return l.Type == unix.NLMSG_NOOP && l.Seq == seq && l.FromPid == from
+	})
+	if err == nil && !found {
+		err = errors.New("receive queue ended without the sentinel (dropped by a full or congested socket?)")
 	}
+	return got, err
 }
 
 func unwrapErrno(err error) error {
@@ -367,4 +354,30 @@ func unwrapErrno(err error) error {
 		return errno
 	}
 	return err
+}
+
+// read appends to got what s has queued, without blocking, until the queue
+// is empty or a line satisfies stop (that line is not appended; found
+// reports it). A recvmsg error such as ENOBUFS becomes a line of its own.
+func (s *Sock) read(got []Line, stop func(Line) bool) (_ []Line, found bool, err error) {
+	for {
+		d, err := s.Recv()
+		switch {
+		case errors.Is(err, nlsock.ErrEmpty):
+			return got, false, nil
+		case err != nil:
+			var errno unix.Errno
+			if !errors.As(err, &errno) {
+				return got, false, err
+			}
+			got = append(got, Line{Err: errno})
+			continue
+		}
+		for _, l := range lines(d) {
+			if stop != nil && stop(l) {
+				return got, true, nil
+			}
+			got = append(got, l)
+		}
+	}
 }

@@ -1,13 +1,5 @@
 package selftests
 
-import (
-	"errors"
-
-	"golang.org/x/sys/unix"
-
-	"nlmcast/selftests/nlsock"
-)
-
 // ExpectQueued is Expect for a socket that cannot take the sentinel: one
 // that overran and is congested (the kernel drops every message to it,
 // the sentinel too, until it is drained) or one whose tiny receive buffer
@@ -47,20 +39,6 @@ func (e *Env) ExpectOverrun(s *Sock, lead, burst []Msg) int {
 
 // queued reads s without blocking until its receive queue is empty.
 func (s *Sock) queued() ([]Line, error) {
-	var got []Line
-	for {
-		d, err := s.Recv()
-		switch {
-		case errors.Is(err, nlsock.ErrEmpty):
-			return got, nil
-		case err != nil:
-			var errno unix.Errno
-			if !errors.As(err, &errno) {
-				return got, err
-			}
-			got = append(got, Line{Err: errno})
-			continue
-		}
-		got = append(got, lines(d)...)
-	}
+	got, _, err := s.read(nil, nil)
+	return got, err
 }
