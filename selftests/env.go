@@ -89,12 +89,17 @@ func (n *NS) Do(r rtnl.Request) rtnl.Reply {
 }
 
 // Map gives peer the id nsid in n (RTM_NEWNSID sent from inside n), so that
-// LISTEN_ALL_NSID sockets in n receive peer's notifications. nsid -1 lets
-// the kernel choose; the id is returned.
+// LISTEN_ALL_NSID sockets in n receive peer's notifications, and checks
+// with RTM_GETNSID that the id is in place. nsid -1 lets the kernel
+// choose; the id is returned.
 func (n *NS) Map(peer *NS, nsid int32) int32 {
 	n.env.t.Helper()
 	n.Do(rtnl.NewNSID(peer.FD(), nsid))
-	return n.IDOf(peer)
+	got := n.IDOf(peer)
+	if nsid >= 0 && got != nsid {
+		n.env.t.Fatalf("netns %s: gave netns %s the id %d, but RTM_GETNSID reports %d", n.Name, peer.Name, nsid, got)
+	}
+	return got
 }
 
 // IDOf returns the id n has for peer, or rtnl.NotAssigned.

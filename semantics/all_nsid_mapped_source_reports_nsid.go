@@ -22,8 +22,8 @@ import (
 func allNSIDMappedSourceReportsNSID(t selftests.T) {
 	env := selftests.NewEnv(t)
 	s, obs1, obs2 := env.NewNS("S"), env.NewNS("O1"), env.NewNS("O2")
-	mapPeerExactly(t, obs1, s, 0)
-	mapPeerExactly(t, obs2, s, 42)
+	obs1.Map(s, 0)
+	obs2.Map(s, 42)
 	allNSID := selftests.With(unix.NETLINK_LISTEN_ALL_NSID)
 	ifaddr := selftests.Join(unix.RTNLGRP_IPV4_IFADDR)
 	o1 := obs1.Socket("o1", allNSID, ifaddr)

@@ -26,7 +26,7 @@ import (
 func allNSIDOptionToggleLive(t selftests.T) {
 	env := selftests.NewEnv(t)
 	s, f := env.NewNS("S"), env.NewNS("F")
-	mapPeerExactly(t, f, s, 3)
+	f.Map(s, 3)
 	fs := f.Socket("f", selftests.Join(unix.RTNLGRP_IPV4_IFADDR))
 	a := s.Socket("a", selftests.Join(unix.RTNLGRP_IPV4_IFADDR))
 	event := func() selftests.AddrEvent {

@@ -42,7 +42,7 @@ import (
 func allNSIDRequiresCapNetBroadcast(t selftests.T) {
 	env := selftests.NewEnv(t)
 	s, o := env.NewNS("S"), env.NewNS("O")
-	mapPeerExactly(t, o, s, 6)
+	o.Map(s, 6)
 	const ifaddr = unix.RTNLGRP_IPV4_IFADDR
 
 	// (a) Setting and clearing the flag.
@@ -69,7 +69,7 @@ func allNSIDRequiresCapNetBroadcast(t selftests.T) {
 	if noUserNS == nil {
 		listenAllNSID(t, u, ifaddr)
 		p = userNS.Socket("p", selftests.With(unix.NETLINK_LISTEN_ALL_NSID), selftests.Join(ifaddr))
-		mapPeerExactly(t, userNS, s, 5)
+		userNS.Map(s, 5)
 	}
 
 	e = s.AddAddr()

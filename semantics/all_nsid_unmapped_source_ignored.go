@@ -20,7 +20,7 @@ import (
 func allNSIDUnmappedSourceIgnored(t selftests.T) {
 	env := selftests.NewEnv(t)
 	s, f := env.NewNS("S"), env.NewNS("F")
-	mapPeerExactly(t, s, f, 7) // the reverse direction only
+	s.Map(f, 7) // the reverse direction only
 	fa := f.Socket("fa", selftests.With(unix.NETLINK_LISTEN_ALL_NSID), selftests.Join(unix.RTNLGRP_IPV4_IFADDR))
 	a := s.Socket("a", selftests.Join(unix.RTNLGRP_IPV4_IFADDR))
 
@@ -31,7 +31,7 @@ func allNSIDUnmappedSourceIgnored(t selftests.T) {
 	env.Expect(fa)
 	env.Expect(a, unmapped.NewAddr())
 
-	mapPeerExactly(t, f, s, 5)
+	f.Map(s, 5)
 	mapped := s.AddAddr()
 
 	env.Expect(fa, mapped.NewAddr().NSID(5))

@@ -49,13 +49,13 @@ func deviceMoveBetweenNetns(t selftests.T) {
 	nsB.Do(rtnl.NewVeth("vx", "vy", -1))
 	vy := linkIndex(t, nsB, "vy")
 	const idOfB, idOfA = 11, 12
-	mapPeerExactly(t, nsO, nsB, idOfB)
-	mapPeerExactly(t, nsO, nsA, idOfA)
+	nsO.Map(nsB, idOfB)
+	nsO.Map(nsA, idOfA)
 	// Unrelated ids take the lowest free ids in B (0) and A (0, 1): the
 	// move will allocate 1 in B and 2 in A.
-	mapPeerExactly(t, nsB, nsF, 0)
-	mapPeerExactly(t, nsA, nsF, 0)
-	mapPeerExactly(t, nsA, nsO, 1)
+	nsB.Map(nsF, 0)
+	nsA.Map(nsF, 0)
+	nsA.Map(nsO, 1)
 	requireNoPeerID(t, nsB, nsA)
 	requireNoPeerID(t, nsA, nsB)
 

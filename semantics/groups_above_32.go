@@ -33,7 +33,7 @@ import (
 func groupsAbove32(t selftests.T) {
 	env := selftests.NewEnv(t)
 	s, o, f := env.NewNS("S"), env.NewNS("O"), env.NewNS("F")
-	mapPeerExactly(t, o, s, 4)
+	o.Map(s, 4)
 	m := s.Socket("m", selftests.With(unix.NETLINK_PKTINFO), selftests.Join(unix.RTNLGRP_STATS))
 	ob := o.Socket("o", selftests.With(unix.NETLINK_LISTEN_ALL_NSID), selftests.Join(unix.RTNLGRP_STATS))
 	fs := f.Socket("f", selftests.Join(unix.RTNLGRP_STATS))

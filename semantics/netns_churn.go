@@ -45,7 +45,7 @@ import (
 func netnsChurn(t selftests.T) {
 	env := selftests.NewEnv(t)
 	c := churn{t: t, env: env, nsS: env.NewNS("S"), nsO: env.NewNS("O")}
-	mapPeerExactly(t, c.nsO, c.nsS, idOfSInO)
+	c.nsO.Map(c.nsS, idOfSInO)
 	c.s = c.nsS.Socket("s", selftests.Join(unix.RTNLGRP_IPV4_IFADDR))
 	c.o = c.nsO.Socket("o", selftests.With(unix.NETLINK_LISTEN_ALL_NSID),
 		selftests.Join(unix.RTNLGRP_IPV4_IFADDR, unix.RTNLGRP_NSID))

@@ -32,8 +32,8 @@ func netnsDeleteWhileSubscribed(t selftests.T) {
 	env := selftests.NewEnv(t)
 	nsO, nsD, nsS := env.NewNS("O"), env.NewNS("D"), env.NewNS("S")
 	const idOfD, idOfS = 13, 14
-	mapPeerExactly(t, nsO, nsD, idOfD)
-	mapPeerExactly(t, nsO, nsS, idOfS)
+	nsO.Map(nsD, idOfD)
+	nsO.Map(nsS, idOfS)
 	o := nsO.Socket("o", selftests.With(unix.NETLINK_LISTEN_ALL_NSID),
 		selftests.Join(unix.RTNLGRP_IPV4_IFADDR, unix.RTNLGRP_NSID))
 	d := nsD.Socket("d", selftests.Join(unix.RTNLGRP_IPV4_IFADDR))

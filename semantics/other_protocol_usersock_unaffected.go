@@ -33,7 +33,7 @@ import (
 func otherProtocolUsersockUnaffected(t selftests.T) {
 	env := selftests.NewEnv(t)
 	s, f, o := env.NewNS("S"), env.NewNS("F"), env.NewNS("O")
-	mapPeerExactly(t, f, s, 7)
+	f.Map(s, 7)
 	requireNoPeerID(t, o, s)
 	const group = 1
 	usersock := selftests.Proto(unix.NETLINK_USERSOCK)

@@ -19,7 +19,7 @@ import (
 func pktinfoGroupReporting(t selftests.T) {
 	env := selftests.NewEnv(t)
 	s, o := env.NewNS("S"), env.NewNS("O")
-	mapPeerExactly(t, o, s, 12)
+	o.Map(s, 12)
 	groups := selftests.Join(unix.RTNLGRP_IPV4_IFADDR, unix.RTNLGRP_IPV4_ROUTE)
 	p := s.Socket("p", selftests.With(unix.NETLINK_PKTINFO), groups)
 	q := s.Socket("q", groups)

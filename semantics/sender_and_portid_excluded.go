@@ -42,7 +42,7 @@ const collidingPortid = 0x7fff0001
 func senderAndPortidExcluded(t selftests.T) {
 	env := selftests.NewEnv(t)
 	s, o := env.NewNS("S"), env.NewNS("O")
-	mapPeerExactly(t, o, s, 9)
+	o.Map(s, 9)
 	const ifaddr = unix.RTNLGRP_IPV4_IFADDR
 	join := selftests.Join(ifaddr)
 	allNSID := selftests.With(unix.NETLINK_LISTEN_ALL_NSID)

@@ -19,7 +19,7 @@ import (
 func socketCloseUnsubscribes(t selftests.T) {
 	env := selftests.NewEnv(t)
 	s, o := env.NewNS("S"), env.NewNS("O")
-	mapPeerExactly(t, o, s, 13)
+	o.Map(s, 13)
 	join := selftests.Join(unix.RTNLGRP_IPV4_IFADDR)
 	allNSID := selftests.With(unix.NETLINK_LISTEN_ALL_NSID)
 	s1, s2 := s.Socket("s1", join), s.Socket("s2", join)
