@@ -1,0 +1,74 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"nlmcast/vmtest/internal/protocol"
+)
+
+// defaultProgramTimeout matches the kselftest runner's default.
+const defaultProgramTimeout = 300 * time.Second
+
+// config is what the host asked for, through the kernel command line and the
+// initramfs.
+type config struct {
+	args    []string
+	timeout time.Duration
+}
+
+// readConfig never fails: a bad setting is reported as a warning and replaced
+// by its default, so the suites still run.
+func readConfig() (config, []error) {
+	var warnings []error
+	cfg := config{timeout: defaultProgramTimeout}
+
+	cmdline, err := os.ReadFile("/proc/cmdline")
+	if err != nil {
+		warnings = append(warnings, fmt.Errorf("read kernel command line: %w", err))
+	} else if cfg.timeout, err = programTimeout(string(cmdline)); err != nil {
+		warnings = append(warnings, err)
+	}
+
+	cfg.args, err = readSuiteArgs(protocol.ArgsFile)
+	if err != nil {
+		warnings = append(warnings, err)
+	}
+	return cfg, warnings
+}
+
+// programTimeout returns the last nlmc.timeout=SECONDS on the command line,
+// as the kernel's own parameters go, or the default.
+func programTimeout(cmdline string) (time.Duration, error) {
+	timeout := defaultProgramTimeout
+	for _, field := range strings.Fields(cmdline) {
+		value, ok := strings.CutPrefix(field, protocol.TimeoutParam+"=")
+		if !ok {
+			continue
+		}
+		secs, err := strconv.Atoi(value)
+		if err != nil || secs <= 0 {
+			return defaultProgramTimeout, fmt.Errorf("%s=%q is not a positive number of seconds; using %v",
+				protocol.TimeoutParam, value, defaultProgramTimeout)
+		}
+		timeout = time.Duration(secs) * time.Second
+	}
+	return timeout, nil
+}
+
+// readSuiteArgs reads the arguments for every suite; no file means none.
+func readSuiteArgs(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read suite arguments: %w", err)
+	}
+	return protocol.DecodeArgs(data), nil
+}

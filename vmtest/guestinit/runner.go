@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"nlmcast/vmtest/internal/protocol"
+)
+
+const (
+	// defaultKillGrace is how long a timed-out program gets after each
+	// SIGTERM before the next signal.
+	defaultKillGrace = 2 * time.Second
+	// outputDrainTimeout bounds the wait for a program's output once it has
+	// exited; only a leftover process in another process group holding the
+	// pipe could make it matter.
+	outputDrainTimeout = 2 * time.Second
+)
+
+// runner runs test programs one after another and writes kselftest-runner
+// TAP for them.
+type runner struct {
+	tap       io.Writer // each line is written with a single Write
+	args      []string  // passed to every program
+	timeout   time.Duration
+	killGrace time.Duration
+}
+
+// result is how one program ended.
+type result struct {
+	status   int // exit status, or 128+signal when killed, as a shell reports it
+	timedOut bool
+}
+
+// runAll prints the TAP plan, runs every program and returns the overall
+// status: fail if any program failed, skip if all skipped, else pass.
+func (r *runner) runAll(programs []string) int {
+	r.println("TAP version 13")
+	r.println(fmt.Sprintf("1..%d", len(programs)))
+	results := make([]result, 0, len(programs))
+	for i, path := range programs {
+		name := filepath.Base(path)
+		r.println(protocol.ProgramHeader + name)
+		res := r.runOne(path)
+		r.println(resultLine(i+1, name, res, r.timeout))
+		results = append(results, res)
+	}
+	return overallStatus(results)
+}
+
+func (r *runner) println(line string) {
+	io.WriteString(r.tap, line+"\n")
+}
+
+// runOne runs a program with its stdout and stderr merged into one pipe, so
+// its lines keep their order, and copies them to the TAP indented by "# ".
+func (r *runner) runOne(path string) result {
+	out, in, err := os.Pipe()
+	if err != nil {
+		r.println(fmt.Sprintf("# cannot create output pipe: %v", err))
+		return result{status: 126}
+	}
+	cmd := exec.Command(path, r.args...)
+	cmd.Dir = filepath.Dir(path) // as the kselftest runner does
+	cmd.Stdout, cmd.Stderr = in, in
+	// Its own process group lets a timeout reach the helpers it forked.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	in.Close()
+	if err != nil {
+		out.Close()
+		r.println(fmt.Sprintf("# cannot run: %v", err))
+		return result{status: 126}
+	}
+
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		r.copyIndented(out)
+	}()
+	timedOut := r.wait(cmd)
+	// Helpers left behind would hold the pipe open and run on into the next
+	// program's test.
+	_ = unix.Kill(-cmd.Process.Pid, unix.SIGKILL)
+	_ = out.SetReadDeadline(time.Now().Add(outputDrainTimeout))
+	<-copied
+	out.Close()
+	return result{status: shellStatus(cmd.ProcessState), timedOut: timedOut}
+}
+
+// copyIndented copies lines from out to the TAP with a "# " prefix, ending an
+// unterminated last line so the result line starts on its own.
+func (r *runner) copyIndented(out io.Reader) {
+	br := bufio.NewReader(out)
+	for {
+		line, err := br.ReadString('\n')
+		if line != "" {
+			r.println("# " + strings.TrimSuffix(line, "\n"))
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			r.println("# [output cut off: a leftover process kept it open]")
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// wait waits for cmd to exit. Past the timeout it sends SIGTERM, SIGTERM
+// again and then SIGKILL to the program's process group, killGrace apart.
+func (r *runner) wait(cmd *exec.Cmd) (timedOut bool) {
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait() // the status is read from cmd.ProcessState
+		close(exited)
+	}()
+	deadline := time.NewTimer(r.timeout)
+	defer deadline.Stop()
+	select {
+	case <-exited:
+		return false
+	case <-deadline.C:
+	}
+	for _, sig := range []unix.Signal{unix.SIGTERM, unix.SIGTERM, unix.SIGKILL} {
+		_ = unix.Kill(-cmd.Process.Pid, sig)
+		select {
+		case <-exited:
+			return true
+		case <-time.After(r.killGrace):
+		}
+	}
+	<-exited
+	return true
+}
+
+// shellStatus reports a status as a shell's $? would.
+func shellStatus(ps *os.ProcessState) int {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// resultLine is the kselftest runner's TAP line for one program.
+func resultLine(n int, name string, res result, timeout time.Duration) string {
+	desc := fmt.Sprintf("%d selftests: %s: %s", n, protocol.SuiteName, name)
+	switch {
+	case res.timedOut:
+		return fmt.Sprintf("not ok %s # TIMEOUT %d seconds", desc, int(timeout/time.Second))
+	case res.status == protocol.ExitPass:
+		return "ok " + desc
+	case res.status == protocol.ExitSkip:
+		return "ok " + desc + " # SKIP"
+	default:
+		return fmt.Sprintf("not ok %s # exit=%d", desc, res.status)
+	}
+}
+
+// overallStatus folds the programs' results into the init's exit status.
+func overallStatus(results []result) int {
+	if len(results) == 0 {
+		return protocol.ExitFail
+	}
+	skipped := 0
+	for _, res := range results {
+		switch {
+		case res.timedOut:
+			return protocol.ExitFail
+		case res.status == protocol.ExitSkip:
+			skipped++
+		case res.status != protocol.ExitPass:
+			return protocol.ExitFail
+		}
+	}
+	if skipped == len(results) {
+		return protocol.ExitSkip
+	}
+	return protocol.ExitPass
+}

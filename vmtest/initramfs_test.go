@@ -1,0 +1,77 @@
+package main
+
+import (
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestWriteInitramfs(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	initPath := write("guestinit", "INIT")
+	suite := write("netlink_mcast_switch", "SUITE")
+	out := filepath.Join(dir, "initramfs.cpio.gz")
+
+	err := writeInitramfs(out, initramfsContents{init: initPath, bins: []string{suite}, suiteArgs: []string{"-v", "a b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("initramfs is not gzip: %v", err)
+	}
+	archive, err := io.ReadAll(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]cpioEntry{}
+	for _, e := range readNewc(t, archive) {
+		byName[e.name] = e
+	}
+	want := map[string]struct {
+		mode uint32
+		data string
+	}{
+		"bin":                      {0o040755, ""},
+		"dev":                      {0o040755, ""},
+		"etc":                      {0o040755, ""},
+		"proc":                     {0o040555, ""},
+		"sys":                      {0o040555, ""},
+		"tmp":                      {0o041777, ""},
+		"dev/console":              {0o020600, ""},
+		"init":                     {0o100755, "INIT"},
+		"bin/netlink_mcast_switch": {0o100755, "SUITE"},
+		"etc/nlmc-args":            {0o100644, "-v\na b\n"},
+	}
+	if len(byName) != len(want) {
+		t.Errorf("archive has %d entries, want %d: %v", len(byName), len(want), byName)
+	}
+	for name, w := range want {
+		e, ok := byName[name]
+		if !ok {
+			t.Errorf("missing %s", name)
+			continue
+		}
+		if e.mode != w.mode || e.data != w.data {
+			t.Errorf("%s: mode %o data %q; want mode %o data %q", name, e.mode, e.data, w.mode, w.data)
+		}
+	}
+	if c := byName["dev/console"]; c.rdevMajor != 5 || c.rdevMinor != 1 {
+		t.Errorf("dev/console is device %d:%d, want 5:1", c.rdevMajor, c.rdevMinor)
+	}
+}

@@ -1,0 +1,97 @@
+// Package protocol is the contract between the vmtest host command and the
+// guest /init it boots: the marker lines the init prints, where it prints the
+// suite's TAP, and how the host hands it the suite arguments and settings.
+//
+// Both sides import it so that a change to the protocol cannot leave one side
+// behind.
+package protocol
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// MarkerPrefix starts every line the init writes for the host rather than for
+// the TAP reader. Suite output is indented by "# ", so it can never start a
+// line with this prefix.
+const MarkerPrefix = "nlmc-vmtest: "
+
+// InitStarted is printed by the init first thing, on the console and again on
+// the TAP channel once it is open. It lets the host tell "never reached
+// /init" from "hung in a test".
+const InitStarted = MarkerPrefix + "init started"
+
+// exitPrefix starts the last line the init writes: the overall status.
+const exitPrefix = MarkerPrefix + "exit="
+
+// TAPDevice is the guest's second serial port. The host wires it to a socket
+// of its own, so the TAP stream never shares a wire with kernel messages,
+// which would otherwise land in the middle of TAP lines.
+const TAPDevice = "/dev/ttyS1"
+
+// ArgsFile holds the arguments for every suite binary, one per line. A file
+// in the initramfs survives spaces and quotes that the kernel command line
+// would mangle.
+const ArgsFile = "/etc/nlmc-args"
+
+// TimeoutParam is the kernel command line key for the per-program timeout in
+// seconds, as in "nlmc.timeout=600".
+const TimeoutParam = "nlmc.timeout"
+
+// SuiteName is the collection name in the init's kselftest-runner TAP, as in
+// "ok 1 selftests: netlink_mcast: netlink_mcast_semantics".
+const SuiteName = "netlink_mcast"
+
+// ProgramHeader starts the comment line the init prints before running a
+// program; the rest of the line is the program's name.
+const ProgramHeader = "# selftests: " + SuiteName + ": "
+
+// Exit statuses shared by the suites, the init and the host, as in kselftest.
+const (
+	ExitPass = 0
+	ExitFail = 1
+	ExitSkip = 4
+)
+
+// ExitLine is the marker that reports the overall status.
+func ExitLine(status int) string {
+	return exitPrefix + strconv.Itoa(status)
+}
+
+// ParseExitLine returns the status carried by an ExitLine.
+func ParseExitLine(line string) (status int, ok bool) {
+	rest, found := strings.CutPrefix(line, exitPrefix)
+	if !found {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	if err != nil {
+		return 0, false
+	}
+	return n, true
+}
+
+// EncodeArgs renders args as the contents of ArgsFile.
+func EncodeArgs(args []string) ([]byte, error) {
+	var b strings.Builder
+	for _, a := range args {
+		if strings.ContainsAny(a, "\n\x00") {
+			return nil, fmt.Errorf("suite argument %q: newlines and NUL bytes cannot be passed", a)
+		}
+		b.WriteString(a)
+		b.WriteByte('\n')
+	}
+	return []byte(b.String()), nil
+}
+
+// DecodeArgs parses the contents of ArgsFile.
+func DecodeArgs(data []byte) []string {
+	// Every argument ends with a newline, so the last field is always empty;
+	// dropping it keeps an empty-string argument distinct from no argument.
+	fields := strings.Split(string(data), "\n")
+	if len(fields) <= 1 {
+		return nil
+	}
+	return fields[:len(fields)-1]
+}

@@ -1,0 +1,45 @@
+package protocol
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestExitLineRoundTrip(t *testing.T) {
+	for _, status := range []int{0, 1, 4, 127} {
+		got, ok := ParseExitLine(ExitLine(status))
+		if !ok || got != status {
+			t.Errorf("ParseExitLine(ExitLine(%d)) = %d, %v", status, got, ok)
+		}
+	}
+}
+
+func TestParseExitLineRejects(t *testing.T) {
+	for _, line := range []string{"", "exit=0", InitStarted, MarkerPrefix + "exit=", MarkerPrefix + "exit=x", "# " + ExitLine(0)} {
+		if n, ok := ParseExitLine(line); ok {
+			t.Errorf("ParseExitLine(%q) = %d, true; want not ok", line, n)
+		}
+	}
+}
+
+func TestArgsRoundTrip(t *testing.T) {
+	for _, args := range [][]string{
+		nil,
+		{"-v"},
+		{"--filter", "route mc", "", "it's \"quoted\""},
+	} {
+		data, err := EncodeArgs(args)
+		if err != nil {
+			t.Fatalf("EncodeArgs(%q): %v", args, err)
+		}
+		if got := DecodeArgs(data); !slices.Equal(got, args) {
+			t.Errorf("DecodeArgs(EncodeArgs(%q)) = %q", args, got)
+		}
+	}
+}
+
+func TestEncodeArgsRejectsNewline(t *testing.T) {
+	if _, err := EncodeArgs([]string{"a\nb"}); err == nil {
+		t.Error("EncodeArgs accepted an argument with a newline")
+	}
+}

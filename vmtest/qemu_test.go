@@ -1,0 +1,46 @@
+package main
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestResolveAccel(t *testing.T) {
+	for _, choice := range []string{accelAuto, accelTCG} {
+		if got, err := resolveAccel(choice); got != accelTCG || err != nil {
+			t.Errorf("resolveAccel(%q) = %q, %v; want tcg", choice, got, err)
+		}
+	}
+	if _, err := resolveAccel("hvf"); err == nil {
+		t.Error("resolveAccel(hvf) accepted an unknown accelerator")
+	}
+}
+
+func TestQEMUArgs(t *testing.T) {
+	got := qemuArgs(qemuSetup{
+		accel: accelTCG, memMiB: 1024, cpus: 2,
+		kernel: "/k/P.bzImage", initrd: "/tmp/x/initramfs.cpio.gz",
+		extraCmdline: " sysctl.net.core.netlink_route_mc_index=1 ",
+		tapSocket:    "/tmp/a,b/tap.sock",
+	})
+	want := []string{
+		"-accel", "tcg", "-cpu", "max",
+		"-m", "1024", "-smp", "2", "-nographic", "-no-reboot",
+		"-kernel", "/k/P.bzImage", "-initrd", "/tmp/x/initramfs.cpio.gz",
+		"-append", "console=ttyS0 panic=-1 quiet sysctl.net.core.netlink_route_mc_index=1",
+		"-nic", "none",
+		"-serial", "mon:stdio",
+		"-chardev", "socket,id=nlmctap,path=/tmp/a,,b/tap.sock",
+		"-serial", "chardev:nlmctap",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("qemuArgs:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestQEMUArgsKVMUsesHostCPU(t *testing.T) {
+	got := qemuArgs(qemuSetup{accel: accelKVM, memMiB: 512, cpus: 1})
+	if !slices.Equal(got[:4], []string{"-accel", "kvm", "-cpu", "host"}) {
+		t.Errorf("qemuArgs(kvm) starts %q", got[:4])
+	}
+}

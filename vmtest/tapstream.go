@@ -1,0 +1,41 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"nlmcast/vmtest/internal/protocol"
+)
+
+// tapRelay reads the guest's TAP channel (ttyS1): it copies the TAP to
+// stdout unchanged and takes out the init's marker lines.
+type tapRelay struct {
+	out  io.Writer // stdout: TAP only
+	diag io.Writer // stderr: the init's own messages
+
+	opened     bool   // the init's start marker arrived: the channel works
+	exitSeen   bool   // the init reported its overall status
+	exitStatus int    // the last status reported
+	running    string // the program started last and not finished yet
+}
+
+func (t *tapRelay) line(s string) {
+	if status, ok := protocol.ParseExitLine(s); ok {
+		t.exitSeen, t.exitStatus = true, status
+		return
+	}
+	switch {
+	case s == protocol.InitStarted:
+		t.opened = true
+		return
+	case strings.HasPrefix(s, protocol.MarkerPrefix):
+		fmt.Fprintln(t.diag, s)
+		return
+	case strings.HasPrefix(s, protocol.ProgramHeader):
+		t.running = strings.TrimPrefix(s, protocol.ProgramHeader)
+	case strings.HasPrefix(s, "ok ") || strings.HasPrefix(s, "not ok "):
+		t.running = ""
+	}
+	fmt.Fprintln(t.out, s)
+}

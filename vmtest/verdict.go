@@ -1,0 +1,87 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"nlmcast/vmtest/internal/protocol"
+)
+
+// errTimedOut is the cause of a boot stopped by the -timeout limit.
+var errTimedOut = errors.New("timed out")
+
+// interruptedError is the cause of a run stopped by a signal to the host.
+type interruptedError struct{ sig os.Signal }
+
+func (e interruptedError) Error() string {
+	if s, ok := e.sig.(syscall.Signal); ok {
+		return "interrupted by " + unix.SignalName(s)
+	}
+	return "interrupted by " + e.sig.String()
+}
+
+// bootOutcome is everything known about a boot once QEMU has ended.
+type bootOutcome struct {
+	stopCause error // errTimedOut or interruptedError when the host killed QEMU
+	qemuErr   error // QEMU's own failure when it ended by itself
+	duration  time.Duration
+	timeout   time.Duration
+	console   *consoleWatcher
+	tap       *tapRelay
+}
+
+// verdict turns a boot into the command's exit status and, when the suites'
+// own status is not the answer, a message saying what went wrong.
+func verdict(o bootOutcome) (status int, problem string) {
+	var interrupted interruptedError
+	switch {
+	case errors.As(o.stopCause, &interrupted):
+		code := 130
+		if s, ok := interrupted.sig.(syscall.Signal); ok {
+			code = 128 + int(s)
+		}
+		return code, fmt.Sprintf("%v: QEMU killed", interrupted)
+	case errors.Is(o.stopCause, errTimedOut):
+		return protocol.ExitFail, timeoutMessage(o)
+	case o.console.panicLine != "":
+		return protocol.ExitFail, "guest kernel panicked: " + strings.TrimSpace(o.console.panicLine)
+	case o.tap.exitSeen:
+		switch o.tap.exitStatus {
+		case protocol.ExitPass, protocol.ExitFail, protocol.ExitSkip:
+			return o.tap.exitStatus, ""
+		}
+		return protocol.ExitFail, fmt.Sprintf("guest /init reported exit status %d, which is none of 0, 1, 4", o.tap.exitStatus)
+	case !o.console.initStarted && !o.tap.opened:
+		return protocol.ExitFail, "guest never reached /init (" + qemuEnd(o) + ")"
+	case !o.tap.opened:
+		return protocol.ExitFail, "guest /init started but could not open its TAP channel " + protocol.TAPDevice + " (" + qemuEnd(o) + ")"
+	default:
+		return protocol.ExitFail, "guest /init stopped without reporting an exit status (" + qemuEnd(o) + ")"
+	}
+}
+
+func timeoutMessage(o bootOutcome) string {
+	msg := fmt.Sprintf("timed out after %v (-timeout): QEMU killed", o.timeout)
+	switch {
+	case o.tap.running != "":
+		msg += "; the guest was running " + o.tap.running
+	case !o.console.initStarted && !o.tap.opened:
+		msg += "; the guest never reached /init"
+	case o.tap.exitSeen:
+		msg += "; the guest reported its status but did not power off"
+	}
+	return msg
+}
+
+func qemuEnd(o bootOutcome) string {
+	if o.qemuErr != nil {
+		return "QEMU: " + o.qemuErr.Error()
+	}
+	return "QEMU exited"
+}
