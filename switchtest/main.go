@@ -1,0 +1,25 @@
+// Command netlink_mcast_switch checks net.core.netlink_route_mc_index, the
+// switch of the "optional per-netns ROUTE multicast index" series: that it
+// defaults to 0, exists only in the initial namespace, accepts only 0 and
+// 1, applies to every namespace at once, takes existing subscriptions into
+// account the moment it flips, and never changes which sockets receive a
+// notification: a delivery matrix run in mode 0 and in mode 1 must give
+// the unpatched kernel's result, socket by socket, message by message.
+//
+// On a kernel without the switch every case SKIPs (exit status 4). The
+// program saves the switch's value before the first case and puts it back
+// on every way out; copies of it running at once take turns (see
+// setupSwitch).
+package main
+
+import (
+	"os"
+
+	"nlmcast/selftests"
+)
+
+func main() {
+	os.Exit(selftests.Main(suite))
+}
+
+var suite = selftests.Suite{Name: "netlink_mcast_switch", Cases: cases, Setup: setupSwitch}

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"os"
+	"testing"
+
+	"nlmcast/selftests"
+)
+
+// TestSwitch runs the suite's cases through testing.T, with the suite's
+// Setup around them: the switch is saved first and restored at the end.
+func TestSwitch(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: creates network namespaces and writes a sysctl")
+	}
+	cleanup, err := setupSwitch(t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cleanup != nil {
+		t.Cleanup(cleanup)
+	}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) { c.Run(t) })
+	}
+}
+
+// TestScenarioInCurrentMode runs the whole delivery matrix once in
+// whatever mode the kernel is in, without touching the switch: on a
+// kernel without it, this checks the model against the unpatched walk.
+func TestScenarioInCurrentMode(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: creates network namespaces")
+	}
+	t.Logf("netlink_route_mc_index=%s", selftests.RouteMCIndex())
+	newScenario(t, selftests.NewEnv(t), "").full()
+}
