@@ -56,7 +56,7 @@ func otherProtocolUsersockUnaffected(t selftests.T) {
 	env.Expect(uoa)
 
 	// 2. Multicast plus unicast to portid 0, which no socket has.
-	m, err := userMulticast(us, 0, group)
+	m, err := us.Multicast(0, group)
 	if !errors.Is(err, unix.ECONNREFUSED) {
 		t.Errorf("%s: sendto(nl_pid 0, group %d): got %v, want ECONNREFUSED (no NETLINK_USERSOCK kernel socket)", us, group, errors.Unwrap(err))
 	}

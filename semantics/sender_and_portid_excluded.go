@@ -89,7 +89,7 @@ func senderAndPortidExcluded(t selftests.T) {
 // sendUserMulticast is userMulticast that fails the case if sendto does.
 func sendUserMulticast(t selftests.T, s *selftests.Sock, dst, group uint32) selftests.Msg {
 	t.Helper()
-	m, err := userMulticast(s, dst, group)
+	m, err := s.Multicast(dst, group)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}

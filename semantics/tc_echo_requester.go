@@ -41,19 +41,19 @@ func tcEchoRequester(t selftests.T) {
 			Detail: fmt.Sprintf("dev %d ingress", lo)}
 	}
 	// (a) Unsubscribed requester with ECHO: the echo, then the ACK.
-	seq := sendRequest(t, r, rtnl.NewIngress(lo), netlink.Echo)
+	seq := r.Request(rtnl.NewIngress(lo), netlink.Echo)
 	env.Expect(r, qdisc(unix.RTM_NEWQDISC, seq, r), selftests.Ack(seq, r.Portid()))
 	env.Expect(rs, qdisc(unix.RTM_NEWQDISC, seq, r))
 	env.Expect(ts, qdisc(unix.RTM_NEWQDISC, seq, r))
 
 	// (b) Subscribed requester without ECHO: its multicast copy, then the ACK.
-	seq = sendRequest(t, rs, rtnl.DelIngress(lo), 0)
+	seq = rs.Request(rtnl.DelIngress(lo), 0)
 	env.Expect(rs, qdisc(unix.RTM_DELQDISC, seq, rs), selftests.Ack(seq, rs.Portid()))
 	env.Expect(ts, qdisc(unix.RTM_DELQDISC, seq, rs))
 	env.Expect(r)
 
 	// (c) Subscribed requester with ECHO: one copy (the echo), not two.
-	seq = sendRequest(t, rs, rtnl.NewIngress(lo), netlink.Echo)
+	seq = rs.Request(rtnl.NewIngress(lo), netlink.Echo)
 	env.Expect(rs, qdisc(unix.RTM_NEWQDISC, seq, rs), selftests.Ack(seq, rs.Portid()))
 	env.Expect(ts, qdisc(unix.RTM_NEWQDISC, seq, rs))
 	env.Expect(r)
@@ -61,27 +61,10 @@ func tcEchoRequester(t selftests.T) {
 	// (d) ECHO with no RTNLGRP_TC subscriber left in S: still echoed.
 	closeSock(t, rs)
 	closeSock(t, ts)
-	seq = sendRequest(t, r, rtnl.DelIngress(lo), netlink.Echo)
+	seq = r.Request(rtnl.DelIngress(lo), netlink.Echo)
 	env.Expect(r, qdisc(unix.RTM_DELQDISC, seq, r), selftests.Ack(seq, r.Portid()))
 
 	// (e) Unsubscribed requester without ECHO: only the ACK.
-	seq = sendRequest(t, r, rtnl.NewIngress(lo), 0)
+	seq = r.Request(rtnl.NewIngress(lo), 0)
 	env.Expect(r, selftests.Ack(seq, r.Portid()))
-}
-
-// sendRequest sends the request r from the subscriber socket from, with
-// NLM_F_REQUEST|NLM_F_ACK and the extra flags, and returns its sequence
-// number. rtnetlink handles the request inside sendmsg, so the echo, the
-// notifications and the ACK are all queued when it returns; the caller
-// reads them with env.Expect, which sees the msg_name and the control
-// messages too.
-func sendRequest(t selftests.T, from *selftests.Sock, r rtnl.Request, flags netlink.HeaderFlags) uint32 {
-	t.Helper()
-	m := r.Msg
-	m.Header.Flags |= netlink.Request | netlink.Acknowledge | flags
-	m.Header.Sequence = rtnl.NextSeq()
-	if err := from.SendTo(m, 0, 0); err != nil {
-		t.Fatalf("%s: %v", r.Name, err)
-	}
-	return m.Header.Sequence
 }

@@ -101,12 +101,12 @@ func (sc *scenario) multicast(from, to *member, group uint32) {
 
 func (sc *scenario) send(from *member, dst, group uint32) selftests.Msg {
 	sc.t.Helper()
-	seq := sc.seq(rtnl.NextSeq())
-	m := netlink.Message{Header: netlink.Header{Type: unix.NLMSG_NOOP, Sequence: seq, PID: from.portid}}
-	if err := from.SendTo(m, dst, 1<<(group-1)); err != nil {
+	m, err := from.Multicast(dst, group)
+	if err != nil {
 		sc.t.Fatalf("%v", err)
 	}
-	return selftests.Msg{Type: unix.NLMSG_NOOP, Seq: seq, Pid: from.portid, Group: group, FromPid: from.portid}
+	sc.seq(m.Seq)
+	return m
 }
 
 // flooder returns the sender of floods in n, a member in no group.
