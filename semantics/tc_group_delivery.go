@@ -42,18 +42,18 @@ func tcGroupDelivery(t selftests.T) {
 			Detail: fmt.Sprintf("dev %d %s", lo, kind)}
 	}
 	chain := func(typ uint16) selftests.Msg {
-		return selftests.Notification(typ, unix.RTNLGRP_TC, fmt.Sprintf("dev %d ", lo))
+		return selftests.Notification(typ, unix.RTNLGRP_TC, fmt.Sprintf("dev %d chain 0", lo))
 	}
 
 	var want []selftests.Msg
 	qdisc := createTC(t, s, rtnl.NewIngress(lo), "the ingress qdisc (sch_ingress)")
 	want = append(want, tc(unix.RTM_NEWQDISC, qdisc.Seq, "ingress"))
 	filter := createTC(t, s, rtnl.NewU32Mirred(lo, prio, lo), "the u32 classifier or the mirred action")
-	want = append(want, chain(unix.RTM_NEWCHAIN), tc(unix.RTM_NEWTFILTER, filter.Seq, "u32"))
+	want = append(want, chain(unix.RTM_NEWCHAIN), tc(unix.RTM_NEWTFILTER, filter.Seq, "u32 chain 0"))
 	del := s.Do(rtnl.DelU32(lo, prio))
-	want = append(want, tc(unix.RTM_DELTFILTER, del.Seq, "u32"), chain(unix.RTM_DELCHAIN))
+	want = append(want, tc(unix.RTM_DELTFILTER, del.Seq, "u32 chain 0"), chain(unix.RTM_DELCHAIN))
 	filter = s.Do(rtnl.NewU32Mirred(lo, prio, lo))
-	want = append(want, chain(unix.RTM_NEWCHAIN), tc(unix.RTM_NEWTFILTER, filter.Seq, "u32"))
+	want = append(want, chain(unix.RTM_NEWCHAIN), tc(unix.RTM_NEWTFILTER, filter.Seq, "u32 chain 0"))
 	qdel := s.Do(rtnl.DelIngress(lo))
 	want = append(want, tc(unix.RTM_DELQDISC, qdel.Seq, "ingress"), chain(unix.RTM_DELCHAIN))
 

@@ -135,13 +135,16 @@ func describeTC(b []byte) string {
 	if len(b) < 20 {
 		return "short"
 	}
-	var kind string
+	parts := []string{fmt.Sprintf("dev %d", int32(binary.NativeEndian.Uint32(b[4:])))}
 	forAttrs(b[20:], func(t uint16, v []byte) {
-		if t == unix.TCA_KIND {
-			kind = strings.TrimRight(string(v), "\x00")
+		switch {
+		case t == unix.TCA_KIND:
+			parts = append(parts, strings.TrimRight(string(v), "\x00"))
+		case t == unix.TCA_CHAIN && len(v) == 4:
+			parts = append(parts, fmt.Sprintf("chain %d", binary.NativeEndian.Uint32(v)))
 		}
 	})
-	return fmt.Sprintf("dev %d %s", int32(binary.NativeEndian.Uint32(b[4:])), kind)
+	return strings.Join(parts, " ")
 }
 
 func describeAttrs(b []byte, hdr int, names map[uint16]string) string {
