@@ -107,7 +107,7 @@ func broadcastErrorPropagation(t selftests.T, env *selftests.Env, s *selftests.N
 		return selftests.Msg{Type: unix.RTM_NEWACTION, Seq: seq, Pid: pid, Group: unix.RTNLGRP_TC}
 	}
 
-	add := createTC(t, s, rtnl.NewMirredAction(1, rtnl.LoopbackIndex), "the mirred action (act_mirred)")
+	add := createTC(t, s, rtnl.NewMirredAction(1, rtnl.LoopbackIndex), "the overrun part passed; the BROADCAST_ERROR part needs the mirred action (act_mirred), which is")
 	env.Expect(obs, newAction(add.Seq))
 
 	// A congested local listener: ENOBUFS, yet the action exists and the
