@@ -1,0 +1,193 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# netlink_mcast: two Go kselftest programs, netlink_mcast_semantics and
+# netlink_mcast_switch. See README.md.
+#
+# Two modes, chosen automatically:
+#
+# * kselftest mode, when this directory sits inside tools/testing/selftests/
+#   (up to three levels down, e.g. selftests/netlink_mcast or
+#   selftests/net/netlink_mcast): the selftests' lib.mk provides all,
+#   run_tests, install, emit_tests and clean, with and without O=; the
+#   selftests Makefile adds gen_tar.
+# * standalone mode, anywhere else (or with STANDALONE=1): all, run_tests,
+#   install INSTALL_PATH=..., clean, implemented below.
+#
+# Both modes also have `test` (the project's own Go tests) and
+# `vmtest KERNEL=bzImage [APPEND=...] [VMTEST_FLAGS=...]` (boot a kernel in
+# QEMU and run both programs there).
+#
+# Without a Go toolchain, kselftest mode runs binaries that are already built
+# and otherwise builds and runs nothing here, saying why: the rest of a
+# selftests build is not affected.
+
+NLMC_DIR := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
+NLMC_PROGS := netlink_mcast_semantics netlink_mcast_switch
+NLMC_COLLECTION := netlink_mcast
+nlmc_pkg_netlink_mcast_semantics := ./semantics
+nlmc_pkg_netlink_mcast_switch := ./switchtest
+
+# --- Go toolchain ------------------------------------------------------------
+# sudo's secure_path usually drops /usr/local/go/bin, so look there too.
+GO ?= $(or $(shell command -v go 2>/dev/null),$(wildcard /usr/local/go/bin/go))
+NLMC_GO := $(if $(GO),$(shell command -v $(GO) 2>/dev/null))
+ifeq ($(NLMC_GO),)
+ifneq ($(filter command line environment,$(origin GO)),)
+nlmc_no_go := no Go toolchain: GO=$(GO) is not an executable
+else
+nlmc_no_go := no Go toolchain found (not in PATH, not /usr/local/go/bin/go); \
+install Go >= 1.26.8 from https://go.dev/dl/ or pass GO=/path/to/go
+endif
+endif
+
+# Cross builds follow the kernel's ARCH (when given) unless GOARCH is set.
+nlmc_goarch_x86_64 := amd64
+nlmc_goarch_i386 := 386
+nlmc_goarch_arm64 := arm64
+nlmc_goarch_arm := arm
+nlmc_goarch_riscv := riscv64
+nlmc_goarch_s390 := s390x
+nlmc_goarch_powerpc := ppc64le
+nlmc_goarch_loongarch := loong64
+ifneq ($(filter environment command line,$(origin ARCH)),)
+ifeq ($(GOARCH)$(filter x86 um,$(ARCH)),)
+NLMC_GOARCH := $(nlmc_goarch_$(ARCH))
+ifeq ($(NLMC_GOARCH),)
+nlmc_no_go := ARCH=$(ARCH) has no GOARCH mapping here; pass GOARCH=...
+endif
+endif
+endif
+
+# Static binaries. No VCS stamping: inside a kernel tree this directory
+# belongs to the kernel's git repository, and `git status` there can fail
+# (no git, "dubious ownership" as root), which would fail the build.
+# kselftest builds sometimes run without HOME: then the Go build and module
+# caches live under /tmp.
+NLMC_GOENV := CGO_ENABLED=0 $(if $(NLMC_GOARCH),GOARCH=$(NLMC_GOARCH))
+ifeq ($(HOME),)
+NLMC_GOENV += $(if $(GOCACHE)$(XDG_CACHE_HOME),,GOCACHE=/tmp/nlmcast-go/cache) \
+	$(if $(GOPATH)$(GOMODCACHE),,GOPATH=/tmp/nlmcast-go/path)
+endif
+NLMC_GOBUILD_FLAGS ?= -trimpath -buildvcs=false
+
+# A binary is rebuilt when any Go file, go.mod or go.sum is newer; an
+# up-to-date tree runs no go command at all (so `make run_tests` works on a
+# read-only tree, e.g. in vng, after building on the host).
+NLMC_SRCS := $(shell find $(NLMC_DIR) -name '*.go' ! -name '*_test.go' 2>/dev/null) \
+	$(NLMC_DIR)/go.mod $(NLMC_DIR)/go.sum
+
+NLMC_Q := $(if $(filter 1,$(V)),,@)
+define nlmc_go_build
+	@echo "  GO      $(notdir $@)"
+	$(NLMC_Q)cd $(NLMC_DIR) && $(NLMC_GOENV) $(NLMC_GO) build $(NLMC_GOBUILD_FLAGS) \
+		-o $(abspath $@) $(nlmc_pkg_$(notdir $@))
+endef
+
+# --- which mode --------------------------------------------------------------
+# The selftests directory is the one with lib.mk and kselftest/runner.sh.
+nlmc_is_ksft = $(and $(wildcard $(1)/lib.mk),$(wildcard $(1)/kselftest/runner.sh))
+ifeq ($(origin KSFT_DIR),undefined)
+KSFT_DIR := $(firstword $(foreach d,.. ../.. ../../..,\
+	$(if $(call nlmc_is_ksft,$(NLMC_DIR)/$(d)),$(abspath $(NLMC_DIR)/$(d)))))
+endif
+ifneq ($(STANDALONE),)
+KSFT_DIR :=
+endif
+
+ifneq ($(KSFT_DIR),)
+# ============================ kselftest mode =================================
+# lib.mk sets OUTPUT only when it is empty; it is $(CURDIR) then.
+nlmc_prebuilt := $(if $(nlmc_no_go),$(strip $(foreach p,$(NLMC_PROGS),\
+	$(wildcard $(or $(OUTPUT),$(CURDIR))/$(p)))))
+ifeq ($(nlmc_no_go),)
+TEST_GEN_PROGS := $(NLMC_PROGS)
+else ifeq ($(words $(nlmc_prebuilt)),$(words $(NLMC_PROGS)))
+TEST_GEN_PROGS := $(NLMC_PROGS)
+else
+TEST_GEN_PROGS :=
+endif
+# config and settings are installed by lib.mk (its `wildcard config settings`).
+
+include $(KSFT_DIR)/lib.mk
+
+NLMC_BINS = $(addprefix $(OUTPUT)/,$(NLMC_PROGS))
+ifeq ($(nlmc_no_go),)
+# Also the bare names, for `TEST_GEN_PROGS=netlink_mcast_semantics` on the
+# command line (lib.mk then does not prefix $(OUTPUT)).
+$(sort $(NLMC_PROGS) $(NLMC_BINS)): $(NLMC_SRCS)
+	$(nlmc_go_build)
+else ifeq ($(TEST_GEN_PROGS),)
+all: nlmc-skip-msg
+endif
+
+else
+# ============================ standalone mode ================================
+OUTPUT := $(NLMC_DIR)
+NLMC_BINS = $(addprefix $(OUTPUT)/,$(NLMC_PROGS))
+INSTALL_PATH ?=
+
+all: nlmc-need-go $(NLMC_BINS)
+
+$(NLMC_BINS): $(NLMC_SRCS) | nlmc-need-go
+	$(nlmc_go_build)
+
+# Like kselftest/runner.sh: a TAP header, "# " before every line a program
+# prints (stderr included), one result line per program, the settings
+# timeout (or $kselftest_override_timeout). Fails if any program failed.
+run_tests: all
+	@cd $(NLMC_DIR); \
+	t=$$(sed -n 's/^timeout=\([0-9][0-9]*\).*/\1/p' settings); \
+	t=$${kselftest_override_timeout:-$${t:-45}}; \
+	how=$${kselftest_override_timeout:+overriding timeout to}; \
+	echo "TAP version 13"; echo "1..$(words $(NLMC_BINS))"; \
+	n=0; fail=0; exec 4>&1; \
+	for p in $(NLMC_BINS); do \
+		n=$$((n + 1)); b=$${p##*/}; \
+		echo "# $${how:-timeout set to} $$t"; \
+		echo "# selftests: $(NLMC_COLLECTION): $$b"; \
+		rc=$$( { (cd "$${p%/*}" && timeout --foreground $$t timeout $$t ./$$b 2>&1; \
+			echo $$? >&3) | sed 's/^/# /' >&4; } 3>&1 ); \
+		case $$rc in \
+		0) echo "ok $$n selftests: $(NLMC_COLLECTION): $$b";; \
+		4) echo "ok $$n selftests: $(NLMC_COLLECTION): $$b # SKIP";; \
+		124) echo "#"; fail=1; \
+		     echo "not ok $$n selftests: $(NLMC_COLLECTION): $$b # TIMEOUT $$t seconds";; \
+		*) fail=1; echo "not ok $$n selftests: $(NLMC_COLLECTION): $$b # exit=$$rc";; \
+		esac; \
+	done; exit $$fail
+
+install: all
+	@test -n "$(INSTALL_PATH)" || { echo "Error: set INSTALL_PATH to use install" >&2; exit 2; }
+	mkdir -p $(INSTALL_PATH)
+	install -m 0755 $(NLMC_BINS) $(INSTALL_PATH)/
+	install -m 0644 $(NLMC_DIR)/config $(NLMC_DIR)/settings $(INSTALL_PATH)/
+
+clean:
+	rm -f $(NLMC_BINS)
+
+.PHONY: all run_tests install clean
+endif
+
+# ============================ both modes =====================================
+# The project's own tests (unit tests, and the suites' cases under go test;
+# run as root).
+test: nlmc-need-go
+	cd $(NLMC_DIR) && $(NLMC_GOENV) $(NLMC_GO) test -count=1 ./...
+
+# Boot KERNEL in QEMU (software emulation) and run both programs in it.
+# VMTEST_FLAGS: more vmtest flags, e.g. -timeout 600s -v.
+KERNEL ?=
+APPEND ?=
+VMTEST_FLAGS ?=
+vmtest: nlmc-need-go $(NLMC_BINS)
+	@test -n "$(KERNEL)" || { echo "Error: set KERNEL=path/to/bzImage" >&2; exit 2; }
+	cd $(NLMC_DIR) && $(filter-out GOARCH=%,$(NLMC_GOENV)) $(NLMC_GO) run ./vmtest \
+		-kernel $(abspath $(KERNEL)) -append "$(APPEND)" $(VMTEST_FLAGS) $(NLMC_BINS)
+
+nlmc-need-go:
+	@$(if $(nlmc_no_go),echo "netlink_mcast: $(nlmc_no_go)" >&2; exit 2,:)
+
+nlmc-skip-msg:
+	@echo "netlink_mcast: SKIP building $(NLMC_PROGS): $(nlmc_no_go)" >&2
+
+.PHONY: test vmtest nlmc-need-go nlmc-skip-msg
