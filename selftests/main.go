@@ -173,15 +173,15 @@ func cannotRun() string {
 	return ""
 }
 
-// RouteMCIndex reads net.core.netlink_route_mc_index in the namespace the
-// program started in: "0", "1", or "absent" on kernels without the feature.
+// RouteMCIndex reads net.core.netlink_route_mc_index in the initial
+// network namespace: "0", "1", or "absent" on kernels without the feature.
 func RouteMCIndex() string {
-	origin, err := netns.Origin()
+	initial, err := InitialNS()
 	if err != nil {
 		return "unknown (" + err.Error() + ")"
 	}
-	defer origin.Close()
-	v, err := ReadSysctl(origin, MCIndexSysctl)
+	defer initial.Close()
+	v, err := ReadSysctl(initial, MCIndexSysctl)
 	switch {
 	case os.IsNotExist(err):
 		return "absent"

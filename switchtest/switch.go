@@ -17,45 +17,46 @@ import (
 const notSupported = "net.core.netlink_route_mc_index not supported"
 
 // switchPath is the switch's file as a thread in the initial namespace sees
-// it. /proc/sys/net follows the calling thread's namespace, so every access
-// goes through origin.Do.
+// it (selftests.InitialNS). /proc/sys/net follows the calling thread's namespace, so every access
+// goes through initial.Do.
 const switchPath = "/proc/sys/" + selftests.MCIndexSysctl
 
 // mcSwitch is net.core.netlink_route_mc_index, read and written from a
-// thread in the namespace the program started in: the only one where the
-// file exists (the patch registers it for init_net alone).
+// thread in the initial namespace: the only one where the file exists (the
+// patch registers it for init_net alone).
 type mcSwitch struct {
-	origin *netns.NS
+	initial *netns.NS
 }
 
-// probeSwitch returns the switch, or nil and no error when the kernel has
-// none.
-func probeSwitch() (*mcSwitch, error) {
-	origin, err := netns.Origin()
+// probeSwitch returns the switch, or nil and the SKIP reason when it
+// cannot be reached: a kernel without the feature (or without
+// CONFIG_SYSCTL), or no way into the initial namespace.
+func probeSwitch() (*mcSwitch, string, error) {
+	initial, err := selftests.InitialNS()
 	if err != nil {
-		return nil, err
+		return nil, "net.core.netlink_route_mc_index cannot be reached: " + err.Error(), nil
 	}
-	err = origin.Do(func() error {
+	err = initial.Do(func() error {
 		_, err := os.Stat(switchPath)
 		return err
 	})
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		origin.Close()
-		return nil, nil
+		initial.Close()
+		return nil, notSupported, nil
 	case err != nil:
-		origin.Close()
-		return nil, err
+		initial.Close()
+		return nil, "", err
 	}
-	return &mcSwitch{origin: origin}, nil
+	return &mcSwitch{initial: initial}, "", nil
 }
 
-func (sw *mcSwitch) close() { sw.origin.Close() }
+func (sw *mcSwitch) close() { sw.initial.Close() }
 
 // raw returns the file's content as the kernel prints it ("0\n").
 func (sw *mcSwitch) raw() (string, error) {
 	var b []byte
-	err := sw.origin.Do(func() error {
+	err := sw.initial.Do(func() error {
 		var err error
 		b, err = os.ReadFile(switchPath)
 		return err
@@ -71,7 +72,7 @@ func (sw *mcSwitch) read() (string, error) {
 
 // write writes s as one write(2), as `echo -n s >` would.
 func (sw *mcSwitch) write(s string) error {
-	return selftests.WriteSysctl(sw.origin, selftests.MCIndexSysctl, s)
+	return selftests.WriteSysctl(sw.initial, selftests.MCIndexSysctl, s)
 }
 
 // lock takes an exclusive flock on the switch's file, waiting for any
@@ -80,7 +81,7 @@ func (sw *mcSwitch) write(s string) error {
 // leave it wrong. The lock goes with fd when it is closed. A kernel
 // without CONFIG_FILE_LOCKING answers ENOSYS.
 func (sw *mcSwitch) lock() (fd int, err error) {
-	err = sw.origin.Do(func() error {
+	err = sw.initial.Do(func() error {
 		fd, err = unix.Open(switchPath, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return err
@@ -104,7 +105,7 @@ func (sw *mcSwitch) lock() (fd int, err error) {
 // that changes the switch also restores it itself when it ends. On a kernel
 // without the switch there is nothing to save; each case then SKIPs.
 func setupSwitch(log func(format string, args ...any)) (func(), error) {
-	sw, err := probeSwitch()
+	sw, _, err := probeSwitch()
 	if err != nil || sw == nil {
 		return nil, err
 	}
@@ -147,12 +148,12 @@ func closeLock(fd int) {
 // without it.
 func requireSwitch(t selftests.T) *mcSwitch {
 	t.Helper()
-	sw, err := probeSwitch()
+	sw, skip, err := probeSwitch()
 	if err != nil {
 		t.Fatalf("%s: %v", switchPath, err)
 	}
 	if sw == nil {
-		t.Skipf(notSupported)
+		t.Skipf("%s", skip)
 	}
 	t.Cleanup(sw.close)
 	return sw

@@ -62,6 +62,16 @@ func Origin() (*NS, error) {
 	return &NS{Name: "init", fd: fd}, nil
 }
 
+// Open returns a handle on the namespace an nsfs path refers to, such as
+// /proc/1/ns/net.
+func Open(name, path string) (*NS, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("netns %s: open %s: %w", name, path, err)
+	}
+	return &NS{Name: name, fd: fd}, nil
+}
+
 // FromFD wraps an nsfs file descriptor received from elsewhere (e.g. a helper
 // process); the NS owns fd from then on.
 func FromFD(name string, fd int) *NS { return &NS{Name: name, fd: fd} }
