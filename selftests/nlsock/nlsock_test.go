@@ -1,0 +1,64 @@
+package nlsock
+
+import (
+	"encoding/binary"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+func header(b []byte, length uint32, typ uint16, seq uint32) []byte {
+	h := make([]byte, 16)
+	binary.NativeEndian.PutUint32(h[0:], length)
+	binary.NativeEndian.PutUint16(h[4:], typ)
+	binary.NativeEndian.PutUint32(h[8:], seq)
+	return append(b, h...)
+}
+
+func TestParseMessages(t *testing.T) {
+	// Two messages: one with a 5-byte payload padded to 8, one bare.
+	var b []byte
+	b = header(b, 16+5, unix.RTM_NEWADDR, 1)
+	b = append(b, 1, 2, 3, 4, 5, 0, 0, 0)
+	b = header(b, 16, unix.NLMSG_NOOP, 2)
+	msgs, err := ParseMessages(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 2 || len(msgs[0].Data) != 5 || msgs[0].Header.Sequence != 1 || msgs[1].Header.Type != unix.NLMSG_NOOP {
+		t.Errorf("got %+v", msgs)
+	}
+}
+
+func TestParseMessagesRejectsBadLengths(t *testing.T) {
+	for name, b := range map[string][]byte{
+		"short header":     make([]byte, 10),
+		"length too small": header(nil, 8, 1, 0),
+		"length past end":  header(nil, 64, 1, 0),
+		"trailing garbage": append(header(nil, 16, 1, 0), 0, 0),
+	} {
+		if _, err := ParseMessages(b); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func TestDatagramControlMessages(t *testing.T) {
+	oob := make([]byte, 2*unix.CmsgSpace(4))
+	put := func(off int, typ int32, v uint32) {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[off]))
+		h.Level, h.Type = unix.SOL_NETLINK, typ
+		h.SetLen(unix.CmsgLen(4))
+		binary.NativeEndian.PutUint32(oob[off+unix.CmsgLen(0):], v)
+	}
+	put(0, unix.NETLINK_PKTINFO, 36)
+	put(unix.CmsgSpace(4), unix.NETLINK_LISTEN_ALL_NSID, 0)
+	var d Datagram
+	if err := d.parseControl(oob); err != nil {
+		t.Fatal(err)
+	}
+	if d.Group == nil || *d.Group != 36 || d.NSID == nil || *d.NSID != 0 {
+		t.Errorf("group %v nsid %v, want 36 and 0", d.Group, d.NSID)
+	}
+}
