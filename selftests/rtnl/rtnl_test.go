@@ -1,0 +1,102 @@
+package rtnl
+
+import (
+	"encoding/binary"
+	"errors"
+	"net/netip"
+	"testing"
+
+	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
+)
+
+func TestNewNSIDLayout(t *testing.T) {
+	m := NewNSID(7, 42).Msg
+	if m.Header.Type != unix.RTM_NEWNSID {
+		t.Fatalf("type %d", m.Header.Type)
+	}
+	// rtgenmsg padded to 4 bytes, then NETNSA_NSID (s32) and NETNSA_FD (u32).
+	want := []byte{unix.AF_UNSPEC, 0, 0, 0}
+	want = append(want, attr(unix.NETNSA_NSID, 42)...)
+	want = append(want, attr(unix.NETNSA_FD, 7)...)
+	if string(m.Data) != string(want) {
+		t.Errorf("payload %x, want %x", m.Data, want)
+	}
+	if id, err := NSIDOf(m); err != nil || id != 42 {
+		t.Errorf("NSIDOf = %d, %v; want 42", id, err)
+	}
+}
+
+func attr(typ uint16, v uint32) []byte {
+	b := make([]byte, 8)
+	binary.NativeEndian.PutUint16(b[0:], 8)
+	binary.NativeEndian.PutUint16(b[2:], typ)
+	binary.NativeEndian.PutUint32(b[4:], v)
+	return b
+}
+
+func TestTcmsgLayout(t *testing.T) {
+	b := tcmsg(1, 0xffff0000, 0xfffffff1, 0)
+	if len(b) != 20 {
+		t.Fatalf("tcmsg is %d bytes, want 20", len(b))
+	}
+	if got := binary.NativeEndian.Uint32(b[4:]); got != 1 {
+		t.Errorf("ifindex %d", got)
+	}
+	if got := binary.NativeEndian.Uint32(b[8:]); got != 0xffff0000 {
+		t.Errorf("handle %#x", got)
+	}
+	if got := binary.NativeEndian.Uint32(b[12:]); got != 0xfffffff1 {
+		t.Errorf("parent %#x", got)
+	}
+}
+
+// nlmsgerr builds an NLMSG_ERROR as the kernel sends it with NLM_F_CAPPED:
+// the errno, the request's header alone, then the extack TLVs.
+func nlmsgerr(errno int32, msg string) netlink.Message {
+	b := make([]byte, 4+unix.NLMSG_HDRLEN)
+	binary.NativeEndian.PutUint32(b, uint32(-errno))
+	binary.NativeEndian.PutUint32(b[4:], unix.NLMSG_HDRLEN)
+	flags := netlink.Capped
+	if msg != "" {
+		ae := netlink.NewAttributeEncoder()
+		ae.String(unix.NLMSGERR_ATTR_MSG, msg)
+		tlv, _ := ae.Encode()
+		b = append(b, tlv...)
+		flags |= netlink.AcknowledgeTLVs
+	}
+	return netlink.Message{Header: netlink.Header{Type: netlink.Error, Flags: flags}, Data: b}
+}
+
+func TestParseError(t *testing.T) {
+	if err := ParseError("ack", nlmsgerr(0, "")); err != nil {
+		t.Errorf("an ACK gave %v", err)
+	}
+	err := ParseError("RTM_NEWNSID", nlmsgerr(int32(unix.EEXIST), "Peer netns already has a nsid assigned"))
+	var e *Error
+	if !errors.As(err, &e) || !errors.Is(err, unix.EEXIST) {
+		t.Fatalf("got %v, want an *Error wrapping EEXIST", err)
+	}
+	if e.Message != "Peer netns already has a nsid assigned" {
+		t.Errorf("extack message %q", e.Message)
+	}
+	if AckErrno(nlmsgerr(int32(unix.ENOBUFS), "")) != int(unix.ENOBUFS) {
+		t.Errorf("AckErrno did not return ENOBUFS")
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	for _, tc := range []struct {
+		req  Request
+		want string
+	}{
+		{NewAddr(1, netip.MustParsePrefix("198.51.100.7/32")), "198.51.100.7/32 dev 1"},
+		{NewNexthop(Nexthop{ID: 10, Blackhole: true}), "id 10"},
+		{NewIngress(1), "dev 1 ingress"},
+		{NewNSID(3, 5), "nsid 5"},
+	} {
+		if got := Describe(tc.req.Msg); got != tc.want {
+			t.Errorf("Describe(%s) = %q, want %q", tc.req.Name, got, tc.want)
+		}
+	}
+}
