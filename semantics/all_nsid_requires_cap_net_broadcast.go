@@ -2,12 +2,10 @@ package main
 
 import (
 	"errors"
-	"fmt"
 
 	"golang.org/x/sys/unix"
 
 	"nlmcast/selftests"
-	"nlmcast/selftests/netns"
 	"nlmcast/selftests/nlsock"
 )
 
@@ -99,10 +97,7 @@ func allNSIDRequiresCapNetBroadcast(t selftests.T) {
 func setAllNSIDWithoutCap(t selftests.T, s *selftests.Sock, on bool) {
 	t.Helper()
 	var setErr error
-	err := netns.OnThread(func() error {
-		if err := dropCapNetBroadcast(); err != nil {
-			return err
-		}
+	err := selftests.WithoutCapability(unix.CAP_NET_BROADCAST, func() error {
 		setErr = s.SetOption(unix.NETLINK_LISTEN_ALL_NSID, on)
 		return nil
 	})
@@ -120,7 +115,7 @@ func openWithoutCap(t selftests.T, ns *selftests.NS, name string) *selftests.Soc
 	t.Helper()
 	var fd int
 	err := ns.NS.Do(func() error {
-		if err := dropCapNetBroadcast(); err != nil {
+		if err := selftests.DropCapability(unix.CAP_NET_BROADCAST); err != nil {
 			return err
 		}
 		var err error
@@ -144,22 +139,6 @@ func listenAllNSID(t selftests.T, s *selftests.Sock, group uint32) {
 	if err := s.Join(group); err != nil {
 		t.Fatalf("%v", err)
 	}
-}
-
-// dropCapNetBroadcast removes CAP_NET_BROADCAST from the effective set of
-// the calling thread. Capabilities belong to a thread, so this is only for
-// threads the netns package retires afterwards (OnThread, Do).
-func dropCapNetBroadcast() error {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("capget: %w", err)
-	}
-	data[unix.CAP_NET_BROADCAST/32].Effective &^= 1 << (unix.CAP_NET_BROADCAST % 32)
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("capset without CAP_NET_BROADCAST: %w", err)
-	}
-	return nil
 }
 
 // flagValue is the int a flag option is set with.

@@ -15,11 +15,15 @@ import (
 // depends on the kernel (36 before 6.14, 39 on 6.18), so the case finds it
 // by joining upward from 33 until EINVAL; RTNLGRP_STATS (36, Linux 4.7)
 // must be within it. NETLINK_LIST_MEMBERSHIPS and getsockname() are
-// checked after every step.
+// checked after every step. Without CAP_NET_ADMIN, joining
+// RTNLGRP_IPV4_MROUTE_R (30) or RTNLGRP_IPV6_MROUTE_R (31) is EPERM and
+// leaves the memberships alone, while any other group can be joined.
 //
 // Kernel: netlink_setsockopt(): if (!val || val - 1 >= nlk->ngroups)
 // return -EINVAL; netlink_update_socket_mc(): __assign_bit(group - 1,
-// nlk->groups, new); rtnetlink_net_init(): cfg.groups = RTNLGRP_MAX.
+// nlk->groups, new); rtnetlink_net_init(): cfg.groups = RTNLGRP_MAX,
+// cfg.flags = NL_CFG_F_NONROOT_RECV, cfg.bind = rtnetlink_bind(), which
+// asks ns_capable(CAP_NET_ADMIN) for the two MROUTE_R groups only.
 func setsockoptAddDropMembership(t selftests.T) {
 	env := selftests.NewEnv(t)
 	s := env.NewNS("S")
@@ -60,6 +64,26 @@ func setsockoptAddDropMembership(t selftests.T) {
 		mustLeave(t, j, g)
 	}
 	expectMemberships(t, j)
+
+	// 6. Without CAP_NET_ADMIN: the multicast-routing cache report groups
+	// need it, every other group does not.
+	for _, g := range []uint32{unix.RTNLGRP_IPV4_MROUTE_R, unix.RTNLGRP_IPV6_MROUTE_R, unix.RTNLGRP_IPV4_IFADDR} {
+		var joinErr error
+		if err := selftests.WithoutCapability(unix.CAP_NET_ADMIN, func() error {
+			joinErr = j.Join(g)
+			return nil
+		}); err != nil {
+			t.Fatalf("%v", err)
+		}
+		want := error(unix.EPERM)
+		if g == unix.RTNLGRP_IPV4_IFADDR {
+			want = nil
+		}
+		if !errors.Is(joinErr, want) {
+			t.Errorf("%s: NETLINK_ADD_MEMBERSHIP %d without CAP_NET_ADMIN: got %v, want %v", j, g, joinErr, want)
+		}
+	}
+	expectMemberships(t, j, unix.RTNLGRP_IPV4_IFADDR)
 }
 
 // probeMaxGroup joins s to 33, 34, ... until the kernel answers EINVAL,
