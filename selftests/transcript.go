@@ -83,6 +83,16 @@ type Msg struct {
 // control message.
 func (m Msg) NSID(id int32) Msg { m.nsid = &id; return m }
 
+// FromNSID returns msgs as a receiver sees them that has the id id for
+// their source namespace: each with NSID(id).
+func FromNSID(id int32, msgs ...Msg) []Msg {
+	out := make([]Msg, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.NSID(id)
+	}
+	return out
+}
+
 // Notification is a message the kernel multicasts on group without a
 // request behind it (seq 0, pid 0).
 func Notification(typ uint16, group uint32, detail string) Msg {

@@ -40,11 +40,7 @@ func groupsAbove32(t selftests.T) {
 	expect := func(want ...selftests.Msg) {
 		t.Helper()
 		env.Expect(m, want...)
-		nsid := make([]selftests.Msg, len(want))
-		for i, w := range want {
-			nsid[i] = w.NSID(4)
-		}
-		env.Expect(ob, nsid...)
+		env.Expect(ob, selftests.FromNSID(4, want...)...)
 		env.Expect(fs)
 	}
 

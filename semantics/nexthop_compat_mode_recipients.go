@@ -62,11 +62,7 @@ func nexthopCompatModeRecipients(t selftests.T) {
 	expect := func(want ...selftests.Msg) {
 		t.Helper()
 		env.Expect(ss, want...)
-		mapped := make([]selftests.Msg, len(want))
-		for i, m := range want {
-			mapped[i] = m.NSID(id)
-		}
-		env.Expect(obs, mapped...)
+		env.Expect(obs, selftests.FromNSID(id, want...)...)
 		env.Expect(fs)
 		expectReplaceFlag(t, sr, want)
 	}

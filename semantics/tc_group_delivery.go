@@ -58,10 +58,6 @@ func tcGroupDelivery(t selftests.T) {
 	want = append(want, tc(unix.RTM_DELQDISC, qdel.Seq, "ingress"), chain(unix.RTM_DELCHAIN))
 
 	env.Expect(ts, want...)
-	mapped := make([]selftests.Msg, len(want))
-	for i, m := range want {
-		mapped[i] = m.NSID(id)
-	}
-	env.Expect(obs, mapped...)
+	env.Expect(obs, selftests.FromNSID(id, want...)...)
 	env.Expect(fs)
 }
