@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-
 	"golang.org/x/sys/unix"
 
 	"nlmcast/selftests"
@@ -52,7 +50,7 @@ func allNSIDOptionToggleLive(t selftests.T) {
 
 	// 4. Flag without any group, then a join.
 	g := f.Socket("g", selftests.With(unix.NETLINK_LISTEN_ALL_NSID))
-	checkAllNSIDOption(t, g, 1)
+	expectOption(t, g, unix.NETLINK_LISTEN_ALL_NSID, 1)
 	event()
 	env.Expect(g)
 	if err := g.Join(unix.RTNLGRP_IPV4_IFADDR); err != nil {
@@ -66,7 +64,7 @@ func allNSIDOptionToggleLive(t selftests.T) {
 	if err := g.Leave(unix.RTNLGRP_IPV4_IFADDR); err != nil {
 		t.Fatalf("%v", err)
 	}
-	checkAllNSIDOption(t, g, 1)
+	expectOption(t, g, unix.NETLINK_LISTEN_ALL_NSID, 1)
 	event()
 	env.Expect(g)
 	env.Expect(fs)
@@ -79,25 +77,5 @@ func setAllNSID(t selftests.T, s *selftests.Sock, on bool) {
 	if err := s.SetOption(unix.NETLINK_LISTEN_ALL_NSID, on); err != nil {
 		t.Fatalf("%v", err)
 	}
-	want := 0
-	if on {
-		want = 1
-	}
-	checkAllNSIDOption(t, s, want)
-}
-
-// checkAllNSIDOption checks getsockopt(NETLINK_LISTEN_ALL_NSID) on s.
-// ENOPROTOOPT, the answer of kernels that cannot read the flag back, is
-// accepted and logged; any other error or value fails the case.
-func checkAllNSIDOption(t selftests.T, s *selftests.Sock, want int) {
-	t.Helper()
-	v, err := s.Option(unix.NETLINK_LISTEN_ALL_NSID)
-	switch {
-	case errors.Is(err, unix.ENOPROTOOPT):
-		t.Logf("%s: getsockopt(NETLINK_LISTEN_ALL_NSID) is ENOPROTOOPT on this kernel; the flag (%d) is checked by delivery only", s, want)
-	case err != nil:
-		t.Errorf("%v (want %d)", err, want)
-	case v != want:
-		t.Errorf("%s: getsockopt(NETLINK_LISTEN_ALL_NSID) = %d, want %d", s, v, want)
-	}
+	expectOption(t, s, unix.NETLINK_LISTEN_ALL_NSID, flagValue(on))
 }

@@ -46,7 +46,7 @@ func allNSIDRequiresCapNetBroadcast(t selftests.T) {
 	// (a) Setting and clearing the flag.
 	f := o.Socket("f", selftests.Join(ifaddr))
 	setAllNSIDWithoutCap(t, f, true)
-	checkAllNSIDOption(t, f, 0)
+	expectOption(t, f, unix.NETLINK_LISTEN_ALL_NSID, 0)
 	s.AddAddr()
 	env.Expect(f)
 
@@ -55,7 +55,7 @@ func allNSIDRequiresCapNetBroadcast(t selftests.T) {
 	env.Expect(f, e.NewAddr().NSID(6))
 
 	setAllNSIDWithoutCap(t, f, false)
-	checkAllNSIDOption(t, f, 1)
+	expectOption(t, f, unix.NETLINK_LISTEN_ALL_NSID, 1)
 	e = s.AddAddr()
 	env.Expect(f, e.NewAddr().NSID(6))
 
@@ -139,12 +139,4 @@ func listenAllNSID(t selftests.T, s *selftests.Sock, group uint32) {
 	if err := s.Join(group); err != nil {
 		t.Fatalf("%v", err)
 	}
-}
-
-// flagValue is the int a flag option is set with.
-func flagValue(on bool) int {
-	if on {
-		return 1
-	}
-	return 0
 }
