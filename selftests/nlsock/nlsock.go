@@ -9,6 +9,7 @@
 package nlsock
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -29,6 +30,7 @@ type Socket struct {
 	fd      int
 	pktinfo bool
 	allNSID bool
+	buf     []byte // receive buffer, reused: Recv copies out what it read
 }
 
 // Open creates a netlink socket of protocol proto inside ns. The socket
@@ -213,9 +215,13 @@ var ErrEmpty = errors.New("receive queue empty")
 // when the kernel reports one. A truncated datagram or control message is an
 // error: the test would otherwise judge a partial transcript.
 func (s *Socket) Recv() (Datagram, error) {
-	buf := make([]byte, 64<<10)
-	oob := make([]byte, 2*unix.CmsgSpace(4)+unix.CmsgSpace(4))
-	n, oobn, flags, from, err := unix.Recvmsg(s.fd, buf, oob, unix.MSG_DONTWAIT)
+	if s.buf == nil {
+		s.buf = make([]byte, 64<<10) // NLMSG_GOODSIZE is at most 8 KiB
+	}
+	// Room for both 4-byte SOL_NETLINK cmsgs and one more: anything
+	// unexpected shows up as such, not as MSG_CTRUNC.
+	oob := make([]byte, 3*unix.CmsgSpace(4))
+	n, oobn, flags, from, err := unix.Recvmsg(s.fd, s.buf, oob, unix.MSG_DONTWAIT)
 	switch {
 	case errors.Is(err, unix.EAGAIN):
 		return Datagram{}, ErrEmpty
@@ -233,7 +239,7 @@ func (s *Socket) Recv() (Datagram, error) {
 	if err := d.parseControl(oob[:oobn]); err != nil {
 		return Datagram{}, s.wrap("control messages", err)
 	}
-	if d.Msgs, err = ParseMessages(buf[:n]); err != nil {
+	if d.Msgs, err = ParseMessages(bytes.Clone(s.buf[:n])); err != nil {
 		return Datagram{}, s.wrap("parse", err)
 	}
 	return d, nil
