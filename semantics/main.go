@@ -15,10 +15,11 @@ import (
 	"os"
 
 	"nlmcast/selftests"
+	"nlmcast/semantics/cases"
 )
 
 func main() {
 	os.Exit(selftests.Main(suite))
 }
 
-var suite = selftests.Suite{Name: "netlink_mcast_semantics", Cases: cases}
+var suite = selftests.Suite{Name: "netlink_mcast_semantics", Cases: cases.All}

@@ -1,10 +1,14 @@
-package main
+// Package cases holds the semantics suite's case table: which sockets
+// receive NETLINK_ROUTE multicast notifications. Every case must pass on
+// every kernel, with net.core.netlink_route_mc_index absent, 0 or 1.
+package cases
 
 import "nlmcast/selftests"
 
-// cases is the suite in run order; ../shared/design/cases.md §5 describes
-// each one, and each case's doc comment names the kernel code behind it.
-var cases = []selftests.Case{
+// All is the suite in run order. Each case's doc comment says what the
+// kernel does and names the code behind it. The switch program runs the
+// same table again with net.core.netlink_route_mc_index at 0 and at 1.
+var All = []selftests.Case{
 	{Name: "local_subscriber_delivery", Run: localSubscriberDelivery},
 	{Name: "foreign_plain_subscriber_isolated", Run: foreignPlainSubscriberIsolated},
 	{Name: "all_nsid_unmapped_source_ignored", Run: allNSIDUnmappedSourceIgnored},
