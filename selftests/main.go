@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"nlmcast/ktap"
+	"nlmcast/selftests/mcswitch"
 	"nlmcast/selftests/netns"
 )
 
@@ -176,16 +177,18 @@ func cannotRun() string {
 // RouteMCIndex reads net.core.netlink_route_mc_index in the initial
 // network namespace: "0", "1", or "absent" on kernels without the feature.
 func RouteMCIndex() string {
-	initial, err := InitialNS()
-	if err != nil {
-		return "unknown (" + err.Error() + ")"
-	}
-	defer initial.Close()
-	v, err := ReadSysctl(initial, MCIndexSysctl)
+	sw, skip, err := mcswitch.Probe()
 	switch {
-	case os.IsNotExist(err):
-		return "absent"
 	case err != nil:
+		return "unknown (" + err.Error() + ")"
+	case skip == mcswitch.NotSupported:
+		return "absent"
+	case sw == nil:
+		return "unknown (" + skip + ")"
+	}
+	defer sw.Close()
+	v, err := sw.Read()
+	if err != nil {
 		return "unknown (" + err.Error() + ")"
 	}
 	return v

@@ -22,23 +22,23 @@ import (
 // EINVAL.
 func switchAcceptsOnly0And1(t selftests.T) {
 	sw := requireSwitch(t)
-	sw.restoreAtEnd(t)
+	restoreAtEnd(t, sw)
 	for _, start := range []string{"0", "1"} {
-		sw.set(t, start)
+		setSwitch(t, sw, start)
 		for _, bad := range []string{"2", "256", "-1", "x", "1x"} {
-			if err := sw.write(bad); !errors.Is(err, unix.EINVAL) {
+			if err := sw.Write(bad); !errors.Is(err, unix.EINVAL) {
 				t.Errorf("writing %q to %s (holding %s): got %v, want EINVAL", bad, switchPath, start, err)
 			}
-			if got := sw.value(t); got != start {
+			if got := switchValue(t, sw); got != start {
 				t.Errorf("after the write of %q, %s reads %q, want %q unchanged", bad, switchPath, got, start)
 			}
 		}
 	}
 	for _, good := range []struct{ write, read string }{{"1", "1"}, {"0\n", "0"}, {"1\n", "1"}, {"0", "0"}} {
-		if err := sw.write(good.write); err != nil {
+		if err := sw.Write(good.write); err != nil {
 			t.Errorf("writing %q to %s: %v", good.write, switchPath, err)
 		}
-		if got := sw.value(t); got != good.read {
+		if got := switchValue(t, sw); got != good.read {
 			t.Errorf("after writing %q, %s reads %q, want %q", good.write, switchPath, got, good.read)
 		}
 	}

@@ -19,10 +19,10 @@ import "nlmcast/selftests"
 // namespace's sockets; do_one_broadcast() decides as before.
 func switchAppliesToAllNetns(t selftests.T) {
 	sw := requireSwitch(t)
-	sw.restoreAtEnd(t)
+	restoreAtEnd(t, sw)
 	sc := newScenario(t, selftests.NewEnv(t), "")
 	for _, mode := range []string{"1", "0"} {
-		sw.set(t, mode)
+		setSwitch(t, sw, mode)
 		sc.everySource()
 	}
 }

@@ -24,7 +24,7 @@ import (
 // proc_dou8vec_minmax() prints it as "%u\n".
 func switchDefaultOff(t selftests.T) {
 	sw := requireSwitch(t)
-	raw, err := sw.raw()
+	raw, err := sw.Raw()
 	if err != nil {
 		t.Fatalf("read %s in the initial netns: %v", switchPath, err)
 	}

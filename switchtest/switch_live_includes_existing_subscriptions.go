@@ -24,11 +24,11 @@ import "nlmcast/selftests"
 // netlink_table_grab(); netlink_remove() drops a closing socket from both.
 func switchLiveIncludesExistingSubscriptions(t selftests.T) {
 	sw := requireSwitch(t)
-	sw.restoreAtEnd(t)
-	sw.set(t, "0")
+	restoreAtEnd(t, sw)
+	setSwitch(t, sw, "0")
 	sc := newScenario(t, selftests.NewEnv(t), "")
 
-	sw.set(t, "1")
+	setSwitch(t, sw, "1")
 	sc.basic()
 
 	sc.rebind("sp", gRoute)
@@ -41,14 +41,14 @@ func switchLiveIncludesExistingSubscriptions(t selftests.T) {
 	sc.add(spec{ns: "O", name: "on", groups: []uint32{gAddr, gStats}, opts: []int{allNSID}})
 	sc.basic()
 
-	sw.set(t, "0")
+	setSwitch(t, sw, "0")
 	sc.basic()
 
 	sc.join("fa", gAddr)
 	for range 2 {
-		sw.set(t, "1")
+		setSwitch(t, sw, "1")
 		sc.basic()
-		sw.set(t, "0")
+		setSwitch(t, sw, "0")
 		sc.basic()
 	}
 }

@@ -31,11 +31,11 @@ import (
 // a requester can see may differ.
 func switchModesDeliverIdentically(t selftests.T) {
 	sw := requireSwitch(t)
-	sw.restoreAtEnd(t)
+	restoreAtEnd(t, sw)
 	env := selftests.NewEnv(t)
 	var runs [2]map[string][]selftests.Line
 	for i, mode := range []string{"0", "1"} {
-		sw.set(t, mode)
+		setSwitch(t, sw, mode)
 		sc := newScenario(t, env, ".mode"+mode)
 		sc.full()
 		runs[i] = sc.transcripts()

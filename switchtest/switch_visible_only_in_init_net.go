@@ -25,7 +25,7 @@ import (
 // from the mode's owner bits.
 func switchVisibleOnlyInInitNet(t selftests.T) {
 	sw := requireSwitch(t)
-	if err := sw.initial.Do(func() error { return switchPresent(true) }); err != nil {
+	if err := sw.Initial().Do(func() error { return switchPresent(true) }); err != nil {
 		t.Errorf("initial netns: %v", err)
 	}
 

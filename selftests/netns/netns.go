@@ -124,6 +124,41 @@ func Same(a, b *NS) (bool, error) {
 	return sa.Dev == sb.Dev && sa.Ino == sb.Ino, nil
 }
 
+// Initial returns a handle on the machine's initial network namespace, the
+// only one that has init_net-only sysctls such as
+// net.core.netlink_route_mc_index. It is pid 1's namespace: the one the
+// program started in, or, when a runner started the program in a namespace
+// of its own (run_kselftest.sh -n), the one /proc/1/ns/net names. The
+// decision is made by namespace identity (the nsfs inode), since no sysctl
+// is a reliable probe: net.core.rmem_max, init_net-only before 6.12, is
+// visible in every namespace since.
+func Initial() (*NS, error) {
+	origin, err := Origin()
+	if err != nil {
+		return nil, err
+	}
+	pid1, err := Open("init", "/proc/1/ns/net")
+	if err != nil {
+		// Without access to pid 1's namespace (a pid namespace of
+		// our own, or a restricted /proc), the program's own
+		// namespace is the best guess; the caller finds out when
+		// the init_net-only file is missing.
+		return origin, nil
+	}
+	same, err := Same(origin, pid1)
+	if err != nil {
+		origin.Close()
+		pid1.Close()
+		return nil, fmt.Errorf("compare the program's netns with pid 1's: %w", err)
+	}
+	if same {
+		pid1.Close()
+		return origin, nil
+	}
+	origin.Close()
+	return pid1, nil
+}
+
 // onLockedThread runs fn on a new goroutine locked to its OS thread and waits
 // for it. The thread is never unlocked, so the runtime retires it when the
 // goroutine ends: whatever fn did to the thread's namespaces or credentials
