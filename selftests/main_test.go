@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package selftests
 
 import (
@@ -45,7 +47,7 @@ func TestMainResults(t *testing.T) {
 	for _, want := range []string{
 		"1..5\n",
 		"ok 1 prog.passes\n",
-		"# fails: socket \"a\": boom\n# fails: cleanup ran\nnot ok 2 prog.fails\n",
+		"# fails: main_test.go:18: socket \"a\": boom\n# fails: main_test.go:17: cleanup ran\nnot ok 2 prog.fails\n",
 		"ok 3 prog.skips # SKIP no u32 classifier\n",
 		"ok 4 prog.xfails # XFAIL value already modified\n",
 		"# panics: panic: kaboom\n",

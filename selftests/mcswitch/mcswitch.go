@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -74,36 +73,13 @@ func (sw *Switch) Close() {
 }
 
 // Raw returns the file's content as the kernel prints it ("0\n").
-func (sw *Switch) Raw() (string, error) {
-	var b []byte
-	err := sw.initial.Do(func() error {
-		var err error
-		b, err = os.ReadFile(Path)
-		return err
-	})
-	return string(b), err
-}
+func (sw *Switch) Raw() (string, error) { return sw.initial.ReadSysctlRaw(Sysctl) }
 
 // Read returns the value without the newline.
-func (sw *Switch) Read() (string, error) {
-	v, err := sw.Raw()
-	return strings.TrimSpace(v), err
-}
+func (sw *Switch) Read() (string, error) { return sw.initial.ReadSysctl(Sysctl) }
 
 // Write writes s as one write(2), as `echo -n s >` would.
-func (sw *Switch) Write(s string) error {
-	return sw.initial.Do(func() error {
-		f, err := os.OpenFile(Path, os.O_WRONLY, 0)
-		if err != nil {
-			return err
-		}
-		_, err = f.WriteString(s)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		return err
-	})
-}
+func (sw *Switch) Write(s string) error { return sw.initial.WriteSysctl(Sysctl, s) }
 
 // Set writes v and checks that the switch reads back v.
 func (sw *Switch) Set(v string) error {
