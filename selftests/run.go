@@ -285,7 +285,10 @@ func goroutineState(id int) string {
 		if p := strings.LastIndexByte(fn, '('); p > 0 {
 			fn = fn[:p]
 		}
-		if strings.HasPrefix(fn, "runtime.") || strings.HasPrefix(fn, "created by") {
+		if fn == bodyFunc {
+			break // the runner's own frames follow
+		}
+		if strings.HasPrefix(fn, "runtime.") {
 			continue
 		}
 		loc := strings.TrimSpace(lines[k+1])
