@@ -67,18 +67,27 @@ func InInitialUserNS() bool {
 // included that no missing capability explains, is left to the caller.
 func SkipWithout(t T, err error, capability int, what string) {
 	t.Helper()
+	if why := lacks(err, capability); why != "" {
+		t.Skipf("%s needs %s, %s (%v)", what, CapName(capability), why, err)
+	}
+}
+
+// lacks says why err, an EPERM, comes from the program lacking
+// capability, or returns "" when err is something else.
+func lacks(err error, capability int) string {
 	if !errors.Is(err, unix.EPERM) {
-		return
+		return ""
 	}
 	has, capErr := HasCapability(capability)
 	switch {
 	case capErr != nil:
-		return
+		return ""
 	case !has:
-		t.Skipf("%s needs %s, which this process lacks (%v)", what, CapName(capability), err)
+		return "which this process lacks"
 	case !InInitialUserNS():
-		t.Skipf("%s needs %s in the initial user namespace; this process is root of a child user namespace only (%v)", what, CapName(capability), err)
+		return "in the initial user namespace; this process is root of a child user namespace only"
 	}
+	return ""
 }
 
 // WithoutCapability runs fn on a thread of its own whose effective set

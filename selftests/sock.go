@@ -37,6 +37,7 @@ type sockConfig struct {
 	opts     []int
 	rcvbuf   int
 	forceBuf bool
+	ownBuf   bool // set by RcvBuf or RcvBufForce
 }
 
 // Proto selects the netlink protocol (default NETLINK_ROUTE).
@@ -60,16 +61,23 @@ func With(opts ...int) Option { return func(c *sockConfig) { c.opts = append(c.o
 
 // RcvBuf sets the receive buffer with SO_RCVBUF (capped at rmem_max; 1
 // gives the kernel's minimum) instead of the default.
-func RcvBuf(bytes int) Option { return func(c *sockConfig) { c.rcvbuf, c.forceBuf = bytes, false } }
+func RcvBuf(bytes int) Option {
+	return func(c *sockConfig) { c.rcvbuf, c.forceBuf, c.ownBuf = bytes, false, true }
+}
 
 // RcvBufForce sets the receive buffer with SO_RCVBUFFORCE, above rmem_max.
-func RcvBufForce(bytes int) Option { return func(c *sockConfig) { c.rcvbuf, c.forceBuf = bytes, true } }
+func RcvBufForce(bytes int) Option {
+	return func(c *sockConfig) { c.rcvbuf, c.forceBuf, c.ownBuf = bytes, true, true }
+}
 
 // Socket opens a subscriber socket in n. It is always bound (an unbound
 // socket has portid 0 and misses every notification that excludes portid
 // 0: netlink_autobind() runs only on send or connect) and gets a 1 MiB
 // receive buffer (SO_RCVBUFFORCE) unless an option says otherwise, so
-// that no burst in a case overruns it.
+// that no burst in a case overruns it. Without the right to force it (root
+// of a child user namespace), the default is SO_RCVBUF 1 MiB, which the
+// kernel caps at rmem_max (212992 bytes by default): still hundreds of the
+// notifications a case sends, which come a few at a time.
 func (n *NS) Socket(name string, opts ...Option) *Sock {
 	n.t.Helper()
 	c := sockConfig{proto: unix.NETLINK_ROUTE, rcvbuf: 1 << 20, forceBuf: true}
@@ -114,6 +122,9 @@ func (n *NS) configure(s *nlsock.Socket, c sockConfig) *Sock {
 	var err error
 	if c.forceBuf {
 		err = s.ForceReceiveBuffer(c.rcvbuf)
+		if !c.ownBuf && lacks(err, unix.CAP_NET_ADMIN) != "" {
+			err = s.SetReceiveBuffer(c.rcvbuf)
+		}
 		SkipWithout(n.t, err, unix.CAP_NET_ADMIN, "SO_RCVBUFFORCE")
 	} else {
 		err = s.SetReceiveBuffer(c.rcvbuf)
