@@ -52,7 +52,29 @@ var stop struct {
 	sig     atomic.Value // os.Signal
 }
 
-func init() { stop.done = make(chan struct{}) }
+func init() {
+	stop.done = make(chan struct{})
+	// A kselftest program catches the signals from its first moment (the
+	// runtime's own start-up, a millisecond, is the only window left), so
+	// that a SIGTERM during the pre-run checks still ends in TAP with a
+	// Totals line. A go test binary (pkg.test) keeps the default ^C.
+	if !strings.HasSuffix(os.Args[0], ".test") {
+		catchSignals()
+	}
+}
+
+// catchSignals notes the first SIGTERM or SIGINT until the program ends
+// (or, from run, until run returns: the returned function stops it).
+func catchSignals() (release func()) {
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		for sig := range signals {
+			noteSignal(sig)
+		}
+	}()
+	return func() { signal.Stop(signals) }
+}
 
 // Interrupted reports whether the program was asked to stop.
 func Interrupted() bool { return stop.flagged.Load() }
@@ -107,18 +129,11 @@ func (l *nameList) String() string     { return strings.Join(*l, ",") }
 func (l *nameList) Set(v string) error { *l = append(*l, v); return nil }
 
 func run(s Suite, args []string, stdout, stderr io.Writer) int {
-	// The handler comes first: from here on a SIGTERM or SIGINT ends the
-	// program through the one path below, with TAP and the Totals line
-	// last. The kselftest runner may send more than one; only the first
-	// counts.
-	signals := make(chan os.Signal, 2)
-	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
-	defer signal.Stop(signals)
-	go func() {
-		for sig := range signals {
-			noteSignal(sig)
-		}
-	}()
+	// The handler comes first (also when init installed one already):
+	// from here on a SIGTERM or SIGINT ends the program through the one
+	// path below, with TAP and the Totals line last. The kselftest runner
+	// may send more than one; only the first counts.
+	defer catchSignals()()
 
 	fs := flag.NewFlagSet(s.Name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are printed below, quoted
