@@ -80,10 +80,7 @@ func RcvBufForce(bytes int) Option {
 // notifications a case sends, which come a few at a time.
 func (n *NS) Socket(name string, opts ...Option) *Sock {
 	n.t.Helper()
-	c := sockConfig{proto: unix.NETLINK_ROUTE, rcvbuf: 1 << 20, forceBuf: true}
-	for _, o := range opts {
-		o(&c)
-	}
+	c := newSockConfig(opts)
 	s, err := nlsock.Open(n.NS, c.proto, name)
 	if err != nil {
 		n.t.Fatalf("%v", err)
@@ -97,10 +94,7 @@ func (n *NS) Socket(name string, opts ...Option) *Sock {
 // file_ns_capable()). Its options are set from an ordinary thread.
 func (n *NS) SocketWithout(capability int, name string, opts ...Option) *Sock {
 	n.t.Helper()
-	c := sockConfig{proto: unix.NETLINK_ROUTE, rcvbuf: 1 << 20, forceBuf: true}
-	for _, o := range opts {
-		o(&c)
-	}
+	c := newSockConfig(opts)
 	var s *nlsock.Socket
 	err := n.NS.Do(func() error {
 		if err := DropCapability(capability); err != nil {
@@ -114,6 +108,14 @@ func (n *NS) SocketWithout(capability int, name string, opts ...Option) *Sock {
 		n.t.Fatalf("socket %q in netns %s without capability %d: %v", name, n.Name, capability, err)
 	}
 	return n.configure(s, c)
+}
+
+func newSockConfig(opts []Option) sockConfig {
+	c := sockConfig{proto: unix.NETLINK_ROUTE, rcvbuf: 1 << 20, forceBuf: true}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
 }
 
 func (n *NS) configure(s *nlsock.Socket, c sockConfig) *Sock {

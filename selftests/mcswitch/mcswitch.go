@@ -96,6 +96,29 @@ func (sw *Switch) Set(v string) error {
 	return nil
 }
 
+// Save reads the value and returns it with restore, which writes it back
+// if the switch holds something else by then (also when it cannot be
+// read) and returns what it found there, or "" if nothing had to change.
+func (sw *Switch) Save() (saved string, restore func() (was string, err error), err error) {
+	saved, err = sw.Read()
+	if err != nil {
+		return "", nil, fmt.Errorf("save %s: %w", Path, err)
+	}
+	return saved, func() (string, error) {
+		now, err := sw.Read()
+		if err == nil && now == saved {
+			return "", nil
+		}
+		if err != nil {
+			now = "unreadable"
+		}
+		if err := sw.Write(saved); err != nil {
+			return now, fmt.Errorf("restore %s to %s: %w", Path, saved, err)
+		}
+		return now, nil
+	}, nil
+}
+
 // Lock takes an exclusive flock on the switch's file, waiting for any
 // other program holding it to finish. The lock goes with Unlock or Close,
 // or with the process. A kernel without CONFIG_FILE_LOCKING answers
@@ -154,22 +177,19 @@ func Hold(log func(format string, args ...any)) (sw *Switch, restore func(), ski
 		sw.Close()
 		return nil, nil, "", err
 	}
-	saved, err := sw.Read()
+	saved, put, err := sw.Save()
 	if err != nil {
 		sw.Close()
-		return nil, nil, "", fmt.Errorf("save %s: %w", Path, err)
+		return nil, nil, "", err
 	}
 	restore = func() {
 		defer sw.Close()
-		now, err := sw.Read()
-		if err == nil && now == saved {
-			return
-		}
-		if err := sw.Write(saved); err != nil {
+		switch was, err := put(); {
+		case err != nil:
 			log("could not restore netlink_route_mc_index=%s: %v", saved, err)
-			return
+		case was != "":
+			log("restored netlink_route_mc_index=%s (it was %s)", saved, was)
 		}
-		log("restored netlink_route_mc_index=%s (it was %s)", saved, now)
 	}
 	return sw, restore, "", nil
 }

@@ -43,7 +43,7 @@ func allNSIDRequiresCapNetBroadcast(t selftests.T) {
 	o.Map(s, 6)
 	const ifaddr = unix.RTNLGRP_IPV4_IFADDR
 
-	// (a) Setting and clearing the flag.
+	// (a)
 	f := o.Socket("f", selftests.Join(ifaddr))
 	setAllNSIDWithoutCap(t, f, true)
 	expectOption(t, f, unix.NETLINK_LISTEN_ALL_NSID, 0)
@@ -59,7 +59,7 @@ func allNSIDRequiresCapNetBroadcast(t selftests.T) {
 	e = s.AddAddr()
 	f.Expect(e.NewAddr().NSID(6))
 
-	// (b) The opener's credentials.
+	// (b)
 	n := o.SocketWithout(unix.CAP_NET_BROADCAST, "n", selftests.With(unix.NETLINK_LISTEN_ALL_NSID), selftests.Join(ifaddr))
 	expectOption(t, n, unix.NETLINK_LISTEN_ALL_NSID, 1)
 	userNS, u, noUserNS := selftests.NewUserNS(t, "U", "u", unix.NETLINK_ROUTE)

@@ -47,7 +47,7 @@ func otherProtocolUsersockUnaffected(t selftests.T) {
 	ufa := f.Socket("ufa", usersock, allNSID, join)
 	uoa := o.Socket("uoa", usersock, allNSID, join)
 
-	// 1. Multicast plus unicast to sink.
+	// 1.
 	m := us.MustMulticast(sink.Portid(), group)
 	us.Expect()
 	ul.Expect(m)
@@ -56,7 +56,7 @@ func otherProtocolUsersockUnaffected(t selftests.T) {
 	ufa.Expect(m.NSID(7))
 	uoa.Expect()
 
-	// 2. Multicast plus unicast to portid 0, which no socket has.
+	// 2.
 	m, err := us.Multicast(0, group)
 	if !errors.Is(err, unix.ECONNREFUSED) {
 		t.Errorf("%s: sendto(nl_pid 0, group %d): got %v, want ECONNREFUSED (no NETLINK_USERSOCK kernel socket)", us, group, errors.Unwrap(err))

@@ -47,7 +47,7 @@ func senderAndPortidExcluded(t selftests.T) {
 	y := o.Socket("y", allNSID, join)
 	x := o.Socket("x", allNSID, join, selftests.Portid(selftests.CollidingPortid))
 
-	// 1. User multicast: the sender is skipped.
+	// 1.
 	m := a.MustMulticast(0, ifaddr)
 	a.Expect()
 	r.Expect(m)
@@ -55,8 +55,7 @@ func senderAndPortidExcluded(t selftests.T) {
 	y.Expect(m.NSID(9))
 	x.Expect(m.NSID(9))
 
-	// 2. User multicast to portid P as well: every socket with portid P is
-	// skipped by the broadcast; r gets the unicast.
+	// 2.
 	m = a.MustMulticast(selftests.CollidingPortid, ifaddr)
 	a.Expect()
 	r.Expect(m)
@@ -64,7 +63,7 @@ func senderAndPortidExcluded(t selftests.T) {
 	y.Expect(m.NSID(9))
 	x.Expect()
 
-	// 3. NLM_F_ECHO: the requester's portid is excluded.
+	// 3.
 	e := s.AddAddrAs(r, netlink.Echo)
 	r.Expect(e.NewAddr(), selftests.Ack(e.Seq, selftests.CollidingPortid))
 	a.Expect(e.NewAddr())
@@ -72,7 +71,7 @@ func senderAndPortidExcluded(t selftests.T) {
 	y.Expect(e.NewAddr().NSID(9))
 	x.Expect()
 
-	// 4. Without NLM_F_ECHO nothing is excluded.
+	// 4.
 	e = s.AddAddrAs(r, 0)
 	r.Expect(e.NewAddr(), selftests.Ack(e.Seq, selftests.CollidingPortid))
 	a.Expect(e.NewAddr())
