@@ -323,7 +323,6 @@ func (sc *scenario) close(name string) {
 // basic is the mini matrix: E1 in S and in F, and the group-36 event in
 // S.
 func (sc *scenario) basic() {
-	sc.t.Helper()
 	sc.addAddr(sc.S)
 	sc.addAddr(sc.F)
 	sc.stats(sc.S)
@@ -333,7 +332,6 @@ func (sc *scenario) basic() {
 // everySource makes each namespace in turn the source of E1 and of the
 // group-36 event.
 func (sc *scenario) everySource() {
-	sc.t.Helper()
 	for _, n := range []*selftests.NS{sc.S, sc.O, sc.F, sc.U} {
 		sc.addAddr(n)
 		sc.stats(n)
@@ -346,7 +344,6 @@ func (sc *scenario) everySource() {
 // a portid that collides across namespaces, local and foreign sources,
 // and NETLINK_BROADCAST_ERROR propagation.
 func (sc *scenario) full() {
-	sc.t.Helper()
 	sc.basic()
 	sc.nexthop(sc.S, 1)
 	sc.mapPeer(sc.S, sc.U, 9)
@@ -367,7 +364,6 @@ func (sc *scenario) full() {
 // S make the request fail; a foreign plain one and an unmapped ALL_NSID
 // one, which are no recipients, do not. Then all are healthy again.
 func (sc *scenario) broadcastErrors() {
-	sc.t.Helper()
 	for _, name := range []string{"w", "wo", "wf", "wu"} {
 		sc.congest(sc.m(name))
 		sc.tcAction()

@@ -60,7 +60,6 @@ func groupsAbove32(t selftests.T) {
 // RTM_NEWSTATS per switch. It reports false when the kernel has no
 // RTM_SETSTATS.
 func l3StatsToggle(t selftests.T, s *selftests.NS, expect func(...selftests.Msg)) bool {
-	t.Helper()
 	for _, on := range []bool{true, false} {
 		newStats, ok := s.SetL3Stats(on)
 		if !ok {
@@ -90,7 +89,6 @@ func joinMCAddr(t selftests.T, socks ...*selftests.Sock) bool {
 // ipv4MulticastJoinLeave joins 239.1.2.3 on lo with a UDP socket in s and
 // closes it, expecting one RTM_NEWMULTICAST and one RTM_DELMULTICAST.
 func ipv4MulticastJoinLeave(t selftests.T, s *selftests.NS, expect func(...selftests.Msg)) {
-	t.Helper()
 	leave := s.JoinIPv4Multicast(netip.MustParseAddr("239.1.2.3"), rtnl.LoopbackIndex)
 	expect(selftests.Notification(unix.RTM_NEWMULTICAST, unix.RTNLGRP_IPV4_MCADDR, "239.1.2.3/32 dev 1"))
 	if err := leave(); err != nil {

@@ -97,7 +97,6 @@ type mappedNS struct {
 
 // round runs round i.
 func (c *churn) round(i int) {
-	c.t.Helper()
 	n := selftests.NewNS(c.t, fmt.Sprintf("N%d", i))
 	np := n.Socket("np", selftests.Join(unix.RTNLGRP_IPV4_IFADDR))
 	na := n.Socket("na", selftests.With(unix.NETLINK_LISTEN_ALL_NSID), selftests.Join(unix.RTNLGRP_IPV4_IFADDR))

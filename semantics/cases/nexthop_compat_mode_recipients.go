@@ -108,7 +108,6 @@ func vaAddr(i byte) netip.Addr { return netip.AddrFrom4([4]byte{203, 0, 113, i})
 // nexthopSetup builds the veth, the nexthops and the routes in s and
 // returns va's ifindex.
 func nexthopSetup(t selftests.T, s *selftests.NS) uint32 {
-	t.Helper()
 	s.Do(rtnl.NewVeth("va", "vb", -1))
 	va := linkIndex(t, s, "va")
 	s.Do(rtnl.SetUp(linkIndex(t, s, "vb"), true))

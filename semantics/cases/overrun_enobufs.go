@@ -46,7 +46,6 @@ func overrunENOBUFS(t selftests.T) {
 }
 
 func overrunBurst(t selftests.T, s *selftests.NS) {
-	t.Helper()
 	v := s.Socket("v", selftests.RcvBuf(1), selftests.Join(burstGroup))
 	vn := s.Socket("vn", selftests.RcvBuf(1), selftests.With(unix.NETLINK_NO_ENOBUFS),
 		selftests.Join(burstGroup))
@@ -84,7 +83,6 @@ func expectDrops(t selftests.T, n *selftests.NS, s *selftests.Sock, want uint64)
 // the requester (tcf_add_notify() returns what rtnetlink_send() returns);
 // most other rtnetlink requests ignore it (rtnl_notify() is void).
 func broadcastErrorPropagation(t selftests.T, s *selftests.NS) {
-	t.Helper()
 	o, f := selftests.NewNS(t, "O"), selftests.NewNS(t, "F")
 	id := o.Map(s, 5).ID
 	f.Map(s, 6)

@@ -91,7 +91,6 @@ func setsockoptAddDropMembership(t selftests.T) {
 // checking the membership list after each join, and returns the last
 // group it accepted. The socket is left in 33..max.
 func probeMaxGroup(t selftests.T, s *selftests.Sock) uint32 {
-	t.Helper()
 	var joined []uint32
 	for g := uint32(33); ; g++ {
 		err := s.Join(g)
