@@ -133,7 +133,10 @@ $(NLMC_BINS): $(NLMC_SRCS) | nlmc-need-go
 
 # Like kselftest/runner.sh: a TAP header, "# " before every line a program
 # prints (stderr included), one result line per program, the settings
-# timeout (or $kselftest_override_timeout). Fails if any program failed.
+# timeout (or $kselftest_override_timeout), and each program's arguments
+# from KSELFTEST_<NAME>_ARGS, NAME being the program's name upper-cased
+# with every character but [A-Za-z0-9] turned into _ (split into words,
+# unquoted, as the runner does). Fails if any program failed.
 run_tests: all
 	@cd $(NLMC_DIR); \
 	t=$$(sed -n 's/^timeout=\([0-9][0-9]*\).*/\1/p' settings); \
@@ -143,9 +146,11 @@ run_tests: all
 	n=0; fail=0; exec 4>&1; \
 	for p in $(NLMC_BINS); do \
 		n=$$((n + 1)); b=$${p##*/}; \
+		v=KSELFTEST_$$(printf %s "$$b" | tr -c '[:alnum:]' _ | tr '[:lower:]' '[:upper:]')_ARGS; \
+		eval "args=\$${$$v:-}"; \
 		echo "# $${how:-timeout set to} $$t"; \
 		echo "# selftests: $(NLMC_COLLECTION): $$b"; \
-		rc=$$( { (cd "$${p%/*}" && timeout --foreground $$t timeout $$t ./$$b 2>&1; \
+		rc=$$( { (cd "$${p%/*}" && timeout --foreground $$t timeout $$t ./$$b $$args 2>&1; \
 			echo $$? >&3) | sed 's/^/# /' >&4; } 3>&1 ); \
 		case $$rc in \
 		0) echo "ok $$n selftests: $(NLMC_COLLECTION): $$b";; \

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package selftests
 
 import (
@@ -108,19 +110,12 @@ func Ack(seq, pid uint32) Msg {
 	return Msg{Type: unix.NLMSG_ERROR, Seq: seq, Pid: pid, Detail: "errno 0"}
 }
 
-func groupMask(g uint32) uint32 {
-	if g == 0 || g > 32 {
-		return 0
-	}
-	return 1 << (g - 1)
-}
-
 // line is what m looks like on s.
 func (m Msg) line(s *nlsock.Socket) Line {
 	if m.err != nil {
 		return Line{Err: m.err}
 	}
-	l := Line{Type: m.Type, Seq: m.Seq, Pid: m.Pid, FromPid: m.FromPid, FromMask: groupMask(m.Group), Detail: m.Detail}
+	l := Line{Type: m.Type, Seq: m.Seq, Pid: m.Pid, FromPid: m.FromPid, FromMask: nlsock.GroupMask(m.Group), Detail: m.Detail}
 	if s.PktInfo() {
 		g := m.Group
 		l.PktInfo = &g
@@ -179,6 +174,11 @@ func diff(want, got []Line) string {
 		fmt.Fprintf(&b, "%s %-*s | %s\n", mark, width, w, g)
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// indent joins rendered lines, each indented, for a log message.
+func indent(rows []string) string {
+	return "  " + strings.Join(rows, "\n  ")
 }
 
 func render(ls []Line) []string {

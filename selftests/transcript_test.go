@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package selftests
 
 import (
@@ -41,14 +43,6 @@ func TestDiffShowsEveryDifference(t *testing.T) {
 	for _, s := range []string{"nsid=3", "nsid=4", "recvmsg error ENOBUFS", "| -"} {
 		if !strings.Contains(d, s) && !(s == "| -" && strings.Contains(d, "- ")) {
 			t.Errorf("diff lacks %q:\n%s", s, d)
-		}
-	}
-}
-
-func TestGroupMask(t *testing.T) {
-	for g, want := range map[uint32]uint32{0: 0, 1: 1, 5: 0x10, 32: 0x80000000, 33: 0, 36: 0} {
-		if got := groupMask(g); got != want {
-			t.Errorf("groupMask(%d) = %#x, want %#x", g, got, want)
 		}
 	}
 }

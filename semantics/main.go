@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 // Command netlink_mcast_semantics checks which sockets receive NETLINK_ROUTE
 // multicast notifications: local and foreign subscribers, LISTEN_ALL_NSID
 // with and without an nsid mapping, sender and portid exclusion, bind

@@ -1,9 +1,11 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import "nlmcast/selftests"
 
-// cases is the suite in run order; ../shared/design/cases.md §6 describes
-// each one, and each case's doc comment names the kernel code behind it.
+// cases is the suite in run order. Each case's doc comment says what it
+// checks and names the kernel code behind it.
 var cases = []selftests.Case{
 	{Name: "switch_default_off", Run: switchDefaultOff},
 	{Name: "switch_visible_only_in_init_net", Run: switchVisibleOnlyInInitNet},

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 // Command netlink_mcast_switch checks net.core.netlink_route_mc_index, the
 // switch of the "optional per-netns ROUTE multicast index" series: that it
 // defaults to 0, exists only in the initial namespace, accepts only 0 and

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import (
@@ -29,7 +31,7 @@ func switchDefaultOff(t selftests.T) {
 		t.Fatalf("read %s in the initial netns: %v", switchPath, err)
 	}
 
-	newScenario(t, selftests.NewEnv(t), "").basic()
+	newScenario(t, "").basic()
 
 	switch raw {
 	case "0\n":

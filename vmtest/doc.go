@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 // Command vmtest runs the netlink multicast kselftests inside a QEMU guest,
 // so that a kernel can be tested from its bzImage alone: no root on the host
 // and no virtme-ng.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package nlsock
 
 import (
@@ -60,5 +62,16 @@ func TestDatagramControlMessages(t *testing.T) {
 	}
 	if d.Group == nil || *d.Group != 36 || d.NSID == nil || *d.NSID != 0 {
 		t.Errorf("group %v nsid %v, want 36 and 0", d.Group, d.NSID)
+	}
+}
+
+func TestGroupMask(t *testing.T) {
+	for g, want := range map[uint32]uint32{0: 0, 1: 1, 5: 0x10, 32: 0x80000000, 33: 0, 36: 0} {
+		if got := GroupMask(g); got != want {
+			t.Errorf("GroupMask(%d) = %#x, want %#x", g, got, want)
+		}
+	}
+	if got := GroupMask(5, 7, 36); got != 0x50 {
+		t.Errorf("GroupMask(5, 7, 36) = %#x, want 0x50", got)
 	}
 }

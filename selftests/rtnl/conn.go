@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 // Package rtnl sends rtnetlink requests from a control socket and builds the
 // request messages the cases need: addresses, links and veth pairs, device
 // moves, netns ids, nexthops, routes, interface statistics and tc objects.
@@ -30,7 +32,6 @@ func NextSeq() uint32 { return seq.Add(1) }
 
 // Conn is a NETLINK_ROUTE control socket in one namespace.
 type Conn struct {
-	NS   *netns.NS
 	Sock *nlsock.Socket
 }
 
@@ -48,7 +49,7 @@ func Dial(ns *netns.NS) (*Conn, error) {
 		s.Close()
 		return nil, err
 	}
-	return &Conn{NS: ns, Sock: s}, nil
+	return &Conn{Sock: s}, nil
 }
 
 // Close closes the control socket.
@@ -207,7 +208,7 @@ func extackMessage(m netlink.Message) string {
 	if off > len(m.Data) {
 		return ""
 	}
-	ad, err := netlink.NewAttributeDecoder(m.Data[nlmsgAlign(off):])
+	ad, err := netlink.NewAttributeDecoder(m.Data[nlsock.Align(off):])
 	if err != nil {
 		return ""
 	}
@@ -218,8 +219,6 @@ func extackMessage(m netlink.Message) string {
 	}
 	return ""
 }
-
-func nlmsgAlign(n int) int { return (n + unix.NLMSG_ALIGNTO - 1) &^ (unix.NLMSG_ALIGNTO - 1) }
 
 // attrs encodes attributes, panicking on an encoder error: the encoders here
 // only fail on programming mistakes (oversized attributes).

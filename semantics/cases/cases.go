@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 // Package cases holds the semantics suite's case table: which sockets
 // receive NETLINK_ROUTE multicast notifications. Every case must pass on
 // every kernel, with net.core.netlink_route_mc_index absent, 0 or 1.

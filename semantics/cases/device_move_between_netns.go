@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package cases
 
 import (
@@ -44,8 +46,7 @@ import (
 // rtnl_fill_link_netnsid()); peernet2id_alloc() -> rtnl_net_notifyid(
 // RTM_NEWNSID) (net/core/net_namespace.c); do_one_broadcast().
 func deviceMoveBetweenNetns(t selftests.T) {
-	env := selftests.NewEnv(t)
-	nsB, nsA, nsO, nsF := env.NewNS("B"), env.NewNS("A"), env.NewNS("O"), env.NewNS("F")
+	nsB, nsA, nsO, nsF := selftests.NewNS(t, "B"), selftests.NewNS(t, "A"), selftests.NewNS(t, "O"), selftests.NewNS(t, "F")
 	nsB.Do(rtnl.NewVeth("vx", "vy", -1))
 	vy := linkIndex(t, nsB, "vy")
 	const idOfB, idOfA = 11, 12
@@ -56,8 +57,8 @@ func deviceMoveBetweenNetns(t selftests.T) {
 	nsB.Map(nsF, 0)
 	nsA.Map(nsF, 0)
 	nsA.Map(nsO, 1)
-	requireNoPeerID(t, nsB, nsA)
-	requireNoPeerID(t, nsA, nsB)
+	nsB.RequireNoID(nsA)
+	nsA.RequireNoID(nsB)
 
 	groups := selftests.Join(unix.RTNLGRP_LINK, unix.RTNLGRP_NSID)
 	b := nsB.Socket("b", groups)
@@ -82,10 +83,10 @@ func deviceMoveBetweenNetns(t selftests.T) {
 	newLink := selftests.Notification(unix.RTM_NEWLINK, unix.RTNLGRP_LINK,
 		fmt.Sprintf("vy link_netnsid %d", bInA))
 
-	env.Expect(b, newIDInB, delLink)
-	env.Expect(a, newIDInA, newLink)
-	env.Expect(o, newIDInB.NSID(idOfB), delLink.NSID(idOfB), newIDInA.NSID(idOfA), newLink.NSID(idOfA))
-	env.Expect(f)
+	b.Expect(newIDInB, delLink)
+	a.Expect(newIDInA, newLink)
+	o.Expect(newIDInB.NSID(idOfB), delLink.NSID(idOfB), newIDInA.NSID(idOfA), newLink.NSID(idOfA))
+	f.Expect()
 }
 
 // linkIndex returns the ifindex of the interface called name in n.

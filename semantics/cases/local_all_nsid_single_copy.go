@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package cases
 
 import (
@@ -21,19 +23,18 @@ import (
 // socket on mc_list; for a same-netns socket the LISTEN_ALL_NSID branch is
 // not taken and nsid_is_set stays false.
 func localAllNSIDSingleCopy(t selftests.T) {
-	env := selftests.NewEnv(t)
-	s := env.NewNS("S")
+	s := selftests.NewNS(t, "S")
 	groups := selftests.Join(unix.RTNLGRP_IPV4_IFADDR, unix.RTNLGRP_IPV4_ROUTE)
 	sa := s.Socket("sa", selftests.With(unix.NETLINK_LISTEN_ALL_NSID), groups)
 	sp := s.Socket("sp", groups)
 
-	requireNoPeerID(t, s, s)
+	s.RequireNoID(s)
 	var want []selftests.Msg
 	for range 3 {
 		e := s.AddAddr()
 		want = append(want, e.NewAddr(), e.NewRoute())
 	}
 
-	env.Expect(sa, want...)
-	env.Expect(sp, want...)
+	sa.Expect(want...)
+	sp.Expect(want...)
 }

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package cases
 
 import (
@@ -37,9 +39,8 @@ import (
 // R1): __fib_info_notify_update() walks each trie node from its highest
 // child index down.
 func nexthopCompatModeRecipients(t selftests.T) {
-	env := selftests.NewEnv(t)
-	s, o, f := env.NewNS("S"), env.NewNS("O"), env.NewNS("F")
-	id := o.Map(s, 8)
+	s, o, f := selftests.NewNS(t, "S"), selftests.NewNS(t, "O"), selftests.NewNS(t, "F")
+	id := o.Map(s, 8).ID
 	va := nexthopSetup(t, s)
 
 	groups := selftests.Join(unix.RTNLGRP_IPV4_ROUTE, unix.RTNLGRP_NEXTHOP)
@@ -61,15 +62,15 @@ func nexthopCompatModeRecipients(t selftests.T) {
 	}
 	expect := func(want ...selftests.Msg) {
 		t.Helper()
-		env.Expect(ss, want...)
-		env.Expect(obs, selftests.FromNSID(id, want...)...)
-		env.Expect(fs)
+		ss.Expect(want...)
+		obs.Expect(selftests.FromNSID(id, want...)...)
+		fs.Expect()
 		expectReplaceFlag(t, sr, want)
 	}
 	r1, r2, r3 := nexthopRoutes[0], nexthopRoutes[1], nexthopRoutes[2]
 
 	// Mode 1, the default: the nexthop and the routes that use it.
-	if v, err := selftests.ReadSysctl(s.NS, compatMode); err != nil || v != "1" {
+	if v, err := s.ReadSysctl(compatMode); err != nil || v != "1" {
 		t.Errorf("netns %s: net.ipv4.nexthop_compat_mode is %q (%v), want the default 1", s.Name, v, err)
 	}
 	rep := s.Do(rtnl.ReplaceNexthop(rtnl.Nexthop{ID: 10, Gateway: vaAddr(4), OIF: va}))
@@ -101,13 +102,12 @@ var (
 	nexthopGroup = rtnl.Nexthop{ID: 20, Group: []rtnl.GroupMember{{ID: 10}, {ID: 11}}}
 )
 
-// gw returns 203.0.113.i, an address on va's subnet.
+// vaAddr returns 203.0.113.i, an address on va's subnet.
 func vaAddr(i byte) netip.Addr { return netip.AddrFrom4([4]byte{203, 0, 113, i}) }
 
 // nexthopSetup builds the veth, the nexthops and the routes in s and
 // returns va's ifindex.
 func nexthopSetup(t selftests.T, s *selftests.NS) uint32 {
-	t.Helper()
 	s.Do(rtnl.NewVeth("va", "vb", -1))
 	va := linkIndex(t, s, "va")
 	s.Do(rtnl.SetUp(linkIndex(t, s, "vb"), true))
@@ -128,7 +128,7 @@ const compatMode = "net/ipv4/nexthop_compat_mode"
 // namespace is private and dies with the case, so nothing is restored.
 func setCompatMode(t selftests.T, s *selftests.NS, v string) {
 	t.Helper()
-	if err := selftests.WriteSysctl(s.NS, compatMode, v); err != nil {
+	if err := s.WriteSysctl(compatMode, v); err != nil {
 		t.Fatalf("netns %s: net.ipv4.nexthop_compat_mode=%s: %v", s.Name, v, err)
 	}
 }

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package cases
 
 import (
@@ -25,8 +27,7 @@ import (
 // cfg.flags = NL_CFG_F_NONROOT_RECV, cfg.bind = rtnetlink_bind(), which
 // asks ns_capable(CAP_NET_ADMIN) for the two MROUTE_R groups only.
 func setsockoptAddDropMembership(t selftests.T) {
-	env := selftests.NewEnv(t)
-	s := env.NewNS("S")
+	s := selftests.NewNS(t, "S")
 	j := s.Socket("j")
 	expectMemberships(t, j)
 
@@ -34,19 +35,19 @@ func setsockoptAddDropMembership(t selftests.T) {
 	mustJoin(t, j, unix.RTNLGRP_IPV4_IFADDR)
 	expectMemberships(t, j, unix.RTNLGRP_IPV4_IFADDR)
 	e := s.AddAddr()
-	env.Expect(j, e.NewAddr())
+	j.Expect(e.NewAddr())
 
 	// 2. Add again: still one copy.
 	mustJoin(t, j, unix.RTNLGRP_IPV4_IFADDR)
 	expectMemberships(t, j, unix.RTNLGRP_IPV4_IFADDR)
 	e = s.AddAddr()
-	env.Expect(j, e.NewAddr())
+	j.Expect(e.NewAddr())
 
 	// 3. Drop.
 	mustLeave(t, j, unix.RTNLGRP_IPV4_IFADDR)
 	expectMemberships(t, j)
 	s.AddAddr()
-	env.Expect(j)
+	j.Expect()
 
 	// 4. Drop again: a no-op, not an error.
 	mustLeave(t, j, unix.RTNLGRP_IPV4_IFADDR)
@@ -90,7 +91,6 @@ func setsockoptAddDropMembership(t selftests.T) {
 // checking the membership list after each join, and returns the last
 // group it accepted. The socket is left in 33..max.
 func probeMaxGroup(t selftests.T, s *selftests.Sock) uint32 {
-	t.Helper()
 	var joined []uint32
 	for g := uint32(33); ; g++ {
 		err := s.Join(g)

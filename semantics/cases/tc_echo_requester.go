@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package cases
 
 import (
@@ -25,12 +27,11 @@ import (
 // conditional-notification series the message is always built; the
 // transcripts are the same.
 func tcEchoRequester(t selftests.T) {
-	env := selftests.NewEnv(t)
-	s := env.NewNS("S")
+	s := selftests.NewNS(t, "S")
 	const lo = rtnl.LoopbackIndex
 	// The kernel must know the ingress qdisc; the probe leaves lo without
 	// one, before any socket of the case exists.
-	createTC(t, s, rtnl.NewIngress(lo), "the ingress qdisc (sch_ingress)")
+	s.CreateTC(rtnl.NewIngress(lo), "the ingress qdisc (sch_ingress)")
 	s.Do(rtnl.DelIngress(lo))
 
 	r := s.Socket("r")
@@ -42,29 +43,29 @@ func tcEchoRequester(t selftests.T) {
 	}
 	// (a) Unsubscribed requester with ECHO: the echo, then the ACK.
 	seq := r.Request(rtnl.NewIngress(lo), netlink.Echo)
-	env.Expect(r, qdisc(unix.RTM_NEWQDISC, seq, r), selftests.Ack(seq, r.Portid()))
-	env.Expect(rs, qdisc(unix.RTM_NEWQDISC, seq, r))
-	env.Expect(ts, qdisc(unix.RTM_NEWQDISC, seq, r))
+	r.Expect(qdisc(unix.RTM_NEWQDISC, seq, r), selftests.Ack(seq, r.Portid()))
+	rs.Expect(qdisc(unix.RTM_NEWQDISC, seq, r))
+	ts.Expect(qdisc(unix.RTM_NEWQDISC, seq, r))
 
 	// (b) Subscribed requester without ECHO: its multicast copy, then the ACK.
 	seq = rs.Request(rtnl.DelIngress(lo), 0)
-	env.Expect(rs, qdisc(unix.RTM_DELQDISC, seq, rs), selftests.Ack(seq, rs.Portid()))
-	env.Expect(ts, qdisc(unix.RTM_DELQDISC, seq, rs))
-	env.Expect(r)
+	rs.Expect(qdisc(unix.RTM_DELQDISC, seq, rs), selftests.Ack(seq, rs.Portid()))
+	ts.Expect(qdisc(unix.RTM_DELQDISC, seq, rs))
+	r.Expect()
 
 	// (c) Subscribed requester with ECHO: one copy (the echo), not two.
 	seq = rs.Request(rtnl.NewIngress(lo), netlink.Echo)
-	env.Expect(rs, qdisc(unix.RTM_NEWQDISC, seq, rs), selftests.Ack(seq, rs.Portid()))
-	env.Expect(ts, qdisc(unix.RTM_NEWQDISC, seq, rs))
-	env.Expect(r)
+	rs.Expect(qdisc(unix.RTM_NEWQDISC, seq, rs), selftests.Ack(seq, rs.Portid()))
+	ts.Expect(qdisc(unix.RTM_NEWQDISC, seq, rs))
+	r.Expect()
 
 	// (d) ECHO with no RTNLGRP_TC subscriber left in S: still echoed.
 	closeSock(t, rs)
 	closeSock(t, ts)
 	seq = r.Request(rtnl.DelIngress(lo), netlink.Echo)
-	env.Expect(r, qdisc(unix.RTM_DELQDISC, seq, r), selftests.Ack(seq, r.Portid()))
+	r.Expect(qdisc(unix.RTM_DELQDISC, seq, r), selftests.Ack(seq, r.Portid()))
 
 	// (e) Unsubscribed requester without ECHO: only the ACK.
 	seq = r.Request(rtnl.NewIngress(lo), 0)
-	env.Expect(r, selftests.Ack(seq, r.Portid()))
+	r.Expect(selftests.Ack(seq, r.Portid()))
 }

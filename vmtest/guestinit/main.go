@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 // Command guestinit is the /init of the initramfs that vmtest boots: it
 // mounts the pseudo filesystems, brings lo up, runs every program in /bin the
 // way the kselftest runner does, writes the TAP and a final status marker to

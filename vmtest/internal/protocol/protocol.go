@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 // Package protocol is the contract between the vmtest host command and the
 // guest /init it boots: the marker lines the init prints, where it prints the
 // suite's TAP, and how the host hands it the suite arguments and settings.
