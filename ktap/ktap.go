@@ -57,6 +57,7 @@ type Writer struct {
 	n       int
 	counts  [4]int
 	header  bool
+	bailed  bool
 	err     error // the first failed write
 }
 
@@ -156,6 +157,16 @@ func (w *Writer) Result(name string, r Result, reason string, elapsed time.Durat
 	w.line(b.String())
 }
 
+// BailOut prints `Bail out! reason`: the program found a failure that
+// belongs to no case (a kernel report after the last case). Finish then
+// still prints the totals, and returns ExitFail.
+func (w *Writer) BailOut(reason string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.bailed = true
+	w.line("Bail out! " + oneLine(reason))
+}
+
 // Finish prints the totals line (last line of the stream) and returns the
 // program's exit code: 1 if anything failed or fewer cases ran than were
 // planned, 4 if every planned case skipped, 0 otherwise.
@@ -168,7 +179,7 @@ func (w *Writer) Finish() int {
 	}
 	w.line(fmt.Sprintf("# Totals: pass:%d fail:%d xfail:%d xpass:0 skip:%d error:0", pass, fail, xfail, skip))
 	switch {
-	case fail > 0 || w.n != w.planned || w.err != nil:
+	case fail > 0 || w.n != w.planned || w.err != nil || w.bailed:
 		return ExitFail
 	case w.planned > 0 && skip == w.planned:
 		return ExitSkip

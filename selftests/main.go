@@ -201,13 +201,15 @@ func runSuite(s Suite, cases []Case, w *ktap.Writer, deadline time.Duration) int
 	}
 	w.Plan(len(cases))
 	w.Diag("netlink_route_mc_index=%s", RouteMCIndex())
-	runCases(s, cases, w, deadline)
+	h := watchKernel(w)
+	runCases(s, cases, w, deadline, h)
+	h.finish(w)
 	return w.Finish()
 }
 
 // runCases runs the suite's Setup, the cases and the Setup's cleanup, so
 // that whatever the cleanup logs comes before the Totals line.
-func runCases(s Suite, cases []Case, w *ktap.Writer, deadline time.Duration) {
+func runCases(s Suite, cases []Case, w *ktap.Writer, deadline time.Duration, h *health) {
 	if s.Setup != nil {
 		cleanup, err := s.Setup(w.Diag)
 		if err != nil {
@@ -228,6 +230,7 @@ func runCases(s Suite, cases []Case, w *ktap.Writer, deadline time.Duration) {
 		}
 		start := time.Now()
 		res, reason := runCase(c, w, deadline)
+		res, reason = h.judge(w, c.Name, res, reason)
 		w.Result(s.Name+"."+c.Name, res, reason, time.Since(start))
 	}
 }

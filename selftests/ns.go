@@ -44,6 +44,7 @@ func NewNS(t T, name string) *NS {
 // cleanup already), an NS.
 func prepare(t T, ns *netns.NS) *NS {
 	t.Helper()
+	track(ns)
 	for _, knob := range []string{"net/ipv6/conf/all/disable_ipv6", "net/ipv6/conf/default/disable_ipv6"} {
 		if err := ns.WriteSysctl(knob, "1"); err != nil && !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("prepare netns %s: %v", ns.Name, err)
