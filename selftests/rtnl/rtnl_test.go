@@ -96,9 +96,25 @@ func TestDescribe(t *testing.T) {
 		{NewNexthop(Nexthop{ID: 10, Blackhole: true}), "id 10"},
 		{NewIngress(1), "dev 1 ingress"},
 		{NewNSID(3, 5), "nsid 5"},
+		{NewMirredAction(7, 1), "mirred index 7"},
+		{delAction(GetMirredAction(9)), "mirred index 9"}, // TCA_ACT_INDEX
 	} {
 		if got := Describe(tc.req.Msg); got != tc.want {
 			t.Errorf("Describe(%s) = %q, want %q", tc.req.Name, got, tc.want)
 		}
+	}
+}
+
+// delAction turns a request into an RTM_DELACTION with the same payload.
+func delAction(r Request) Request {
+	r.Msg.Header.Type = unix.RTM_DELACTION
+	return r
+}
+
+// The action index tells two notifications apart: the kinds match, the
+// indexes do not.
+func TestDescribeActionIndex(t *testing.T) {
+	if a, b := Describe(NewMirredAction(7, 1).Msg), Describe(NewMirredAction(8, 1).Msg); a == b {
+		t.Errorf("actions 7 and 8 both describe as %q", a)
 	}
 }

@@ -46,7 +46,7 @@ func bindBitmaskMembership(t selftests.T) {
 	nh := s.Do(rtnl.NewNexthop(rtnl.Nexthop{ID: 1, Blackhole: true}))
 	b1.Expect()
 	b2.Expect()
-	b3.Expect(selftests.Msg{Type: unix.RTM_NEWNEXTHOP, Seq: nh.Seq, Pid: s.Ctl.Portid(),
+	b3.Expect(selftests.Msg{Type: unix.RTM_NEWNEXTHOP, Flags: nh.Flags, Seq: nh.Seq, Pid: s.Ctl.Portid(),
 		Group: unix.RTNLGRP_NEXTHOP, Detail: "id 1"})
 
 	// A re-bind with the own portid replaces groups 1..32.
