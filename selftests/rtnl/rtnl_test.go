@@ -118,3 +118,21 @@ func TestDescribeActionIndex(t *testing.T) {
 		t.Errorf("actions 7 and 8 both describe as %q", a)
 	}
 }
+
+func TestFlagNames(t *testing.T) {
+	for _, tc := range []struct {
+		typ, flags uint16
+		want       string
+	}{
+		{unix.RTM_NEWROUTE, 0, "0"},
+		{unix.RTM_NEWROUTE, unix.NLM_F_CREATE | unix.NLM_F_EXCL, "EXCL|CREATE"},
+		{unix.RTM_NEWTFILTER, unix.NLM_F_REQUEST | unix.NLM_F_ACK | unix.NLM_F_ECHO | unix.NLM_F_REPLACE, "REQUEST|ACK|ECHO|REPLACE"},
+		{unix.NLMSG_ERROR, unix.NLM_F_CAPPED, "CAPPED"},
+		{unix.RTM_DELROUTE, unix.NLM_F_NONREC, "NONREC"},
+		{unix.RTM_NEWADDR, 0x8000, "0x8000"},
+	} {
+		if got := FlagNames(tc.typ, tc.flags); got != tc.want {
+			t.Errorf("FlagNames(%s, %#x) = %q, want %q", TypeName(tc.typ), tc.flags, got, tc.want)
+		}
+	}
+}
