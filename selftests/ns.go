@@ -146,9 +146,12 @@ func (a AddrEvent) NewAddr() Msg {
 // NewRoute is the RTM_NEWROUTE of the event: the local route in table 255.
 // The kernel adds it on its own (fib_add_ifaddr() -> fib_magic(), whose
 // fc_nlinfo has no nlh and portid 0), so its header has seq 0 and pid 0,
-// not the request's.
+// not the request's. Its flags are NLM_F_EXCL|NLM_F_CREATE: fib_table_insert()
+// starts from nlflags = NLM_F_EXCL, adds NLM_F_CREATE for a new route and
+// passes them to rtmsg_fib() (observed alike on 6.1, 6.12 and 6.18). The
+// RTM_NEWADDR has flags 0 (rtmsg_ifa(): inet_fill_args.flags = 0).
 func (a AddrEvent) NewRoute() Msg {
-	return Msg{Type: unix.RTM_NEWROUTE, Group: unix.RTNLGRP_IPV4_ROUTE,
+	return Msg{Type: unix.RTM_NEWROUTE, Flags: unix.NLM_F_EXCL | unix.NLM_F_CREATE, Group: unix.RTNLGRP_IPV4_ROUTE,
 		Detail: fmt.Sprintf("local %s table %d", a.Prefix, unix.RT_TABLE_LOCAL)}
 }
 

@@ -46,3 +46,21 @@ func TestDiffShowsEveryDifference(t *testing.T) {
 		}
 	}
 }
+
+// Header flags are compared on every row and shown on both sides.
+func TestDiffComparesFlags(t *testing.T) {
+	want := []Line{{Type: unix.RTM_NEWROUTE, Flags: unix.NLM_F_REPLACE}}
+	got := []Line{{Type: unix.RTM_NEWROUTE, Flags: unix.NLM_F_CREATE | unix.NLM_F_EXCL}}
+	d := diff(want, got)
+	if d == "" {
+		t.Fatal("lines that differ only in nlmsg_flags match")
+	}
+	for _, s := range []string{"flags=REPLACE", "flags=EXCL|CREATE"} {
+		if !strings.Contains(d, s) {
+			t.Errorf("diff lacks %q:\n%s", s, d)
+		}
+	}
+	if d := diff(got, got); d != "" {
+		t.Errorf("equal flags differ:\n%s", d)
+	}
+}

@@ -62,7 +62,7 @@ func (sc *scenario) echoAddAddr(r *member) {
 func (sc *scenario) nexthop(n *selftests.NS, id uint32) {
 	sc.t.Helper()
 	rep := n.Do(rtnl.NewNexthop(rtnl.Nexthop{ID: id, Blackhole: true}))
-	sc.deliver(delivery{from: n, msg: selftests.Msg{Type: unix.RTM_NEWNEXTHOP, Seq: sc.seq(rep.Seq),
+	sc.deliver(delivery{from: n, msg: selftests.Msg{Type: unix.RTM_NEWNEXTHOP, Flags: rep.Flags, Seq: sc.seq(rep.Seq),
 		Pid: n.Ctl.Portid(), Group: gNexthop, Detail: fmt.Sprintf("id %d", id)}})
 }
 
@@ -159,8 +159,8 @@ func (sc *scenario) tcAction() {
 	if index == firstTCID {
 		selftests.SkipMissingTC(sc.t, err, "the mirred tc action (act_mirred)")
 	}
-	enobufs := sc.deliver(delivery{from: sc.S, msg: selftests.Msg{Type: unix.RTM_NEWACTION, Seq: sc.seq(rep.Seq),
-		Pid: sc.S.Ctl.Portid(), Group: gTC}})
+	enobufs := sc.deliver(delivery{from: sc.S, msg: selftests.Msg{Type: unix.RTM_NEWACTION, Flags: rep.Flags, Seq: sc.seq(rep.Seq),
+		Pid: sc.S.Ctl.Portid(), Group: gTC, Detail: fmt.Sprintf("mirred index %d", index)}})
 	switch {
 	case enobufs && !errors.Is(err, unix.ENOBUFS):
 		sc.t.Errorf("netns %s: adding action %d with a congested NETLINK_BROADCAST_ERROR recipient: got %v, want ENOBUFS", sc.S.Name, index, err)

@@ -266,21 +266,31 @@ func (s *Socket) Recv() (Datagram, error) {
 	return d, nil
 }
 
+// parseControl fills in d's group and nsid from the control messages.
+// netlink_recvmsg() writes each at most once per datagram, so a second one
+// of either kind is an error (it would otherwise overwrite the first and
+// hide a kernel that reports a datagram twice), as is anything else.
 func (d *Datagram) parseControl(oob []byte) error {
 	cmsgs, err := unix.ParseSocketControlMessage(oob)
 	if err != nil {
 		return err
 	}
 	for _, c := range cmsgs {
-		if c.Header.Level != unix.SOL_NETLINK || len(c.Data) < 4 {
+		if c.Header.Level != unix.SOL_NETLINK || len(c.Data) != 4 {
 			return fmt.Errorf("unexpected control message level %d type %d len %d", c.Header.Level, c.Header.Type, len(c.Data))
 		}
 		v := binary.NativeEndian.Uint32(c.Data)
 		switch c.Header.Type {
 		case unix.NETLINK_PKTINFO:
+			if d.Group != nil {
+				return fmt.Errorf("two NETLINK_PKTINFO control messages on one datagram (groups %d and %d)", *d.Group, v)
+			}
 			d.Group = &v
 		case unix.NETLINK_LISTEN_ALL_NSID:
 			id := int32(v)
+			if d.NSID != nil {
+				return fmt.Errorf("two NETLINK_LISTEN_ALL_NSID control messages on one datagram (nsids %d and %d)", *d.NSID, id)
+			}
 			d.NSID = &id
 		default:
 			return fmt.Errorf("unexpected SOL_NETLINK control message type %d", c.Header.Type)

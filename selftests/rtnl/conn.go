@@ -84,8 +84,9 @@ type Request struct {
 // Reply is what came back for one request: messages other than the ACK
 // (echoes, GET replies) and the sequence number the request was sent with.
 type Reply struct {
-	Seq  uint32
-	Msgs []netlink.Message
+	Seq   uint32
+	Flags uint16 // the nlmsg_flags the request was sent with
+	Msgs  []netlink.Message
 }
 
 // Do sends r with NLM_F_REQUEST|NLM_F_ACK and reads up to its ACK. When Do
@@ -97,7 +98,7 @@ func (c *Conn) Do(r Request) (Reply, error) {
 	if err := c.Sock.SendTo(m, 0, 0); err != nil {
 		return Reply{}, fmt.Errorf("%s: %w", r.Name, err)
 	}
-	rep := Reply{Seq: m.Header.Sequence}
+	rep := Reply{Seq: m.Header.Sequence, Flags: uint16(m.Header.Flags)}
 	for {
 		d, err := c.recv(r.Name)
 		if err != nil {

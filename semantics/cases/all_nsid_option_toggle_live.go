@@ -15,8 +15,8 @@ import (
 // a subscriber in S shows that each event was sent.
 //
 // getsockopt(NETLINK_LISTEN_ALL_NSID) must read the flag back, except on
-// kernels whose netlink_getsockopt() has no case for it (6.1): there it is
-// ENOPROTOOPT, which alone is accepted, and logged.
+// kernels before 6.9, whose netlink_getsockopt() has no case for it (6.1):
+// there it is ENOPROTOOPT, which alone is accepted, and logged.
 //
 // Kernel: netlink_setsockopt() NETLINK_LISTEN_ALL_NSID ->
 // assign_bit(NETLINK_F_LISTEN_ALL_NSID, &nlk->flags, val), tested per

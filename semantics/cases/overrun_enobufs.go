@@ -4,6 +4,7 @@ package cases
 
 import (
 	"errors"
+	"fmt"
 
 	"golang.org/x/sys/unix"
 
@@ -88,41 +89,45 @@ func broadcastErrorPropagation(t selftests.T, s *selftests.NS) {
 	f.Map(s, 6)
 	obs := s.Socket("obs", selftests.Join(unix.RTNLGRP_TC))
 	pid := s.Ctl.Portid()
-	newAction := func(seq uint32) selftests.Msg {
-		return selftests.Msg{Type: unix.RTM_NEWACTION, Seq: seq, Pid: pid, Group: unix.RTNLGRP_TC}
+	// The notification has the request's header flags
+	// (tcf_add_notify() -> tca_get_fill(..., n->nlmsg_flags)) and names
+	// the action by kind and index.
+	newAction := func(rep rtnl.Reply, index uint32) selftests.Msg {
+		return selftests.Msg{Type: unix.RTM_NEWACTION, Flags: rep.Flags, Seq: rep.Seq, Pid: pid, Group: unix.RTNLGRP_TC,
+			Detail: fmt.Sprintf("mirred index %d", index)}
 	}
 
 	add := s.CreateTC(rtnl.NewMirredAction(1, rtnl.LoopbackIndex), "the overrun part passed; the BROADCAST_ERROR part needs the mirred action (act_mirred), which is")
-	obs.Expect(newAction(add.Seq))
+	obs.Expect(newAction(add, 1))
 
 	// A congested local listener: ENOBUFS, yet the action exists and the
 	// healthy listener got its notification.
 	w, burst := congested(t, s, "w")
-	seq := addActionFailing(t, s, 2)
-	obs.Expect(newAction(seq))
+	rep := addActionFailing(t, s, 2)
+	obs.Expect(newAction(rep, 2))
 	w.ExpectOverrun([]selftests.Msg{selftests.RecvError(unix.ENOBUFS)}, burst)
 	// Drained, w takes the next notification and the request succeeds.
 	add = s.Do(rtnl.NewMirredAction(3, rtnl.LoopbackIndex))
-	w.ExpectQueued(newAction(add.Seq))
-	obs.Expect(newAction(add.Seq))
+	w.ExpectQueued(newAction(add, 3))
+	obs.Expect(newAction(add, 3))
 	closeSock(t, w)
 
 	// A congested foreign LISTEN_ALL_NSID listener that maps S is a
 	// recipient like a local one.
 	wo, burst := congested(t, o, "wo", selftests.With(unix.NETLINK_LISTEN_ALL_NSID))
-	seq = addActionFailing(t, s, 4)
-	obs.Expect(newAction(seq))
+	rep = addActionFailing(t, s, 4)
+	obs.Expect(newAction(rep, 4))
 	wo.ExpectOverrun([]selftests.Msg{selftests.RecvError(unix.ENOBUFS)}, burst)
 	add = s.Do(rtnl.NewMirredAction(5, rtnl.LoopbackIndex))
-	wo.ExpectQueued(newAction(add.Seq).NSID(id))
-	obs.Expect(newAction(add.Seq))
+	wo.ExpectQueued(newAction(add, 5).NSID(id))
+	obs.Expect(newAction(add, 5))
 	closeSock(t, wo)
 
 	// A congested foreign plain listener is not a recipient: no effect,
 	// although F maps S.
 	wf, burst := congested(t, f, "wf")
 	add = s.Do(rtnl.NewMirredAction(6, rtnl.LoopbackIndex))
-	obs.Expect(newAction(add.Seq))
+	obs.Expect(newAction(add, 6))
 	wf.ExpectOverrun([]selftests.Msg{selftests.RecvError(unix.ENOBUFS)}, burst)
 	wf.Expect()
 }
@@ -141,8 +146,9 @@ func congested(t selftests.T, n *selftests.NS, name string, opts ...selftests.Op
 }
 
 // addActionFailing adds mirred action index in s, expects ENOBUFS, checks
-// that the action exists nevertheless, and returns the request's seq.
-func addActionFailing(t selftests.T, s *selftests.NS, index uint32) uint32 {
+// that the action exists nevertheless, and returns the request's reply
+// (its seq and flags).
+func addActionFailing(t selftests.T, s *selftests.NS, index uint32) rtnl.Reply {
 	t.Helper()
 	add, err := s.Ctl.Do(rtnl.NewMirredAction(index, rtnl.LoopbackIndex))
 	if !errors.Is(err, unix.ENOBUFS) {
@@ -153,7 +159,7 @@ func addActionFailing(t selftests.T, s *selftests.NS, index uint32) uint32 {
 	if err != nil || len(get.Msgs) != 1 || get.Msgs[0].Header.Type != unix.RTM_GETACTION {
 		t.Errorf("netns %s: action %d after its ENOBUFS: got %d replies, %v; want the action to exist", s.Name, index, len(get.Msgs), err)
 	}
-	return add.Seq
+	return add
 }
 
 func closeSock(t selftests.T, s *selftests.Sock) {

@@ -26,6 +26,11 @@ import (
 // skb, whose dst_group nlmsg_multicast() has set. On kernels before the tc
 // conditional-notification series the message is always built; the
 // transcripts are the same.
+//
+// Header flags: RTM_NEWQDISC has NLM_F_REPLACE (the ingress qdisc replaces
+// the built-in noop qdisc: qdisc_notify() passes old ? NLM_F_REPLACE : 0,
+// not the request's flags, so no NLM_F_ECHO either), RTM_DELQDISC none;
+// the same on 6.1, 6.12 and 6.18.
 func tcEchoRequester(t selftests.T) {
 	s := selftests.NewNS(t, "S")
 	const lo = rtnl.LoopbackIndex
@@ -38,7 +43,11 @@ func tcEchoRequester(t selftests.T) {
 	rs := s.Socket("rs", selftests.Join(unix.RTNLGRP_TC))
 	ts := s.Socket("t", selftests.Join(unix.RTNLGRP_TC))
 	qdisc := func(typ uint16, seq uint32, from *selftests.Sock) selftests.Msg {
-		return selftests.Msg{Type: typ, Seq: seq, Pid: from.Portid(), Group: unix.RTNLGRP_TC,
+		var flags uint16
+		if typ == unix.RTM_NEWQDISC {
+			flags = unix.NLM_F_REPLACE
+		}
+		return selftests.Msg{Type: typ, Flags: flags, Seq: seq, Pid: from.Portid(), Group: unix.RTNLGRP_TC,
 			Detail: fmt.Sprintf("dev %d ingress", lo)}
 	}
 	// (a) Unsubscribed requester with ECHO: the echo, then the ACK.
