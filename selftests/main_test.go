@@ -293,7 +293,7 @@ func TestMainVerbose(t *testing.T) {
 	for _, want := range []string{
 		`# addr: main_test.go:`,
 		`: socket "a" in netns S (portid `,
-		"): as expected:\n#   RTM_NEWADDR seq=",
+		"): as expected:\n#   RTM_NEWADDR flags=0 seq=",
 		" [198.51.100.1/32 dev 1]\n",
 		`: socket "quiet" in netns S (portid `,
 		"): as expected:\n#   (nothing)\n",
