@@ -58,6 +58,8 @@ func Describe(m netlink.Message) string {
 	case unix.RTM_NEWQDISC, unix.RTM_DELQDISC, unix.RTM_NEWTFILTER, unix.RTM_DELTFILTER,
 		unix.RTM_NEWCHAIN, unix.RTM_DELCHAIN:
 		return describeTC(m.Data)
+	case unix.RTM_NEWACTION, unix.RTM_DELACTION:
+		return describeAction(m)
 	case unix.RTM_NEWSTATS:
 		if len(m.Data) >= 8 {
 			return fmt.Sprintf("ifindex %d", binary.NativeEndian.Uint32(m.Data[4:]))

@@ -35,4 +35,7 @@ var All = []selftests.Case{
 	{Name: "target_netnsid_dump_matches_setns_dump", Run: targetNetnsidDumpMatchesSetnsDump},
 	{Name: "target_netnsid_dump_needs_strict_check", Run: targetNetnsidDumpNeedsStrictCheck},
 	{Name: "target_netnsid_dump_requires_cap_net_admin", Run: targetNetnsidDumpRequiresCapNetAdmin},
+	{Name: "tc_echo_without_listener", Run: tcEchoWithoutListener},
+	{Name: "tc_foreign_listener_gets_nothing", Run: tcForeignListenerGetsNothing},
+	{Name: "tc_subscribed_echo_single_copy", Run: tcSubscribedEchoSingleCopy},
 }
