@@ -13,4 +13,5 @@ var cases = []selftests.Case{
 	{Name: "switch_applies_to_all_netns", Run: switchAppliesToAllNetns},
 	{Name: "switch_live_includes_existing_subscriptions", Run: switchLiveIncludesExistingSubscriptions},
 	{Name: "switch_modes_deliver_identically", Run: switchModesDeliverIdentically},
+	{Name: "switch_device_move_follows_netns", Run: switchDeviceMoveFollowsNetns},
 }

@@ -120,7 +120,7 @@ func (c *Conn) Do(r Request) (Reply, error) {
 }
 
 // Dump sends r with NLM_F_REQUEST|NLM_F_DUMP and returns the messages up to
-// NLMSG_DONE.
+// NLMSG_DONE, or the error the NLMSG_DONE carries.
 func (c *Conn) Dump(r Request) ([]netlink.Message, error) {
 	m := r.Msg
 	m.Header.Flags |= netlink.Request | netlink.Dump
@@ -137,6 +137,9 @@ func (c *Conn) Dump(r Request) ([]netlink.Message, error) {
 		for _, got := range d.Msgs {
 			switch got.Header.Type {
 			case netlink.Done:
+				if err := doneError(r.Name, got); err != nil {
+					return nil, err
+				}
 				return out, nil
 			case netlink.Error:
 				if err := ParseError(r.Name, got); err != nil {

@@ -38,6 +38,18 @@ import (
 // it make them differ (the kernel picks the lowest free id), so a message
 // carrying the other namespace's id fails.
 //
+// Then wy, the end of a second down veth wx/wy in B, moves to A, where its
+// ifindex is taken: A holds the veth ca/cb, created before any socket with
+// ca at wy's ifindex (and cb at an ifindex nothing else uses). The kernel
+// gives wy a fresh ifindex N in A (dev_new_index()), and the RTM_DELLINK
+// in B says so exactly: IFLA_NEW_NETNSID X again (no new id, so no
+// RTM_NEWNSID anywhere) and IFLA_NEW_IFINDEX N, the ifindex A reports for
+// wy afterwards. The RTM_NEWLINK in A carries IFLA_LINK_NETNSID Y (wx
+// stays in B). o gets the two with 11 and 12 as before, f nothing. (A
+// second move of vx would do as well, but its RTM_DELLINK would also carry
+// IFLA_LINK_NETNSID, vy being in A by then, and kernels differ in where
+// they put it among the attributes.)
+//
 // All are kernel-originated (rtmsg_ifinfo*() and rtnl_net_notifyid() get
 // no request header), so seq and pid are 0.
 //
@@ -49,6 +61,10 @@ func deviceMoveBetweenNetns(t selftests.T) {
 	nsB, nsA, nsO, nsF := selftests.NewNS(t, "B"), selftests.NewNS(t, "A"), selftests.NewNS(t, "O"), selftests.NewNS(t, "F")
 	nsB.Do(rtnl.NewVeth("vx", "vy", -1))
 	vy := linkIndex(t, nsB, "vy")
+	nsB.Do(rtnl.NewVeth("wx", "wy", -1))
+	wy := linkIndex(t, nsB, "wy")
+	// ca takes wy's ifindex in A; cb gets one far above anything in use.
+	nsA.Do(rtnl.NewVethAt("ca", wy, "cb", wy+100))
 	const idOfB, idOfA = 11, 12
 	nsO.Map(nsB, idOfB)
 	nsO.Map(nsA, idOfA)
@@ -86,6 +102,24 @@ func deviceMoveBetweenNetns(t selftests.T) {
 	b.Expect(newIDInB, delLink)
 	a.Expect(newIDInA, newLink)
 	o.Expect(newIDInB.NSID(idOfB), delLink.NSID(idOfB), newIDInA.NSID(idOfA), newLink.NSID(idOfA))
+	f.Expect()
+
+	// wy into A, where its ifindex is ca's.
+	nsB.Do(rtnl.MoveLink(wy, nsA.FD()))
+	wyInA := linkIndex(t, nsA, "wy")
+	if wyInA == wy || wyInA == vy {
+		t.Errorf("wy has ifindex %d in A, want a fresh one (not %d, ca's, nor %d, vy's)", wyInA, wy, vy)
+	}
+	if got, back := nsB.IDOf(nsA), nsA.IDOf(nsB); got != aInB || back != bInA {
+		t.Errorf("after the second move: id of A in B = %d, of B in A = %d; want %d and %d as before", got, back, aInB, bInA)
+	}
+	delLink = selftests.Notification(unix.RTM_DELLINK, unix.RTNLGRP_LINK,
+		fmt.Sprintf("wy new_netnsid %d new_ifindex %d", aInB, wyInA))
+	newLink = selftests.Notification(unix.RTM_NEWLINK, unix.RTNLGRP_LINK,
+		fmt.Sprintf("wy link_netnsid %d", bInA))
+	b.Expect(delLink)
+	a.Expect(newLink)
+	o.Expect(delLink.NSID(idOfB), newLink.NSID(idOfA))
 	f.Expect()
 }
 
