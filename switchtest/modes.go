@@ -9,9 +9,9 @@ import (
 
 // The semantics table in each mode. A default run boots with the switch
 // at 0, so netlink_mcast_semantics alone never exercises the indexed walk;
-// here the same table (semantics.All of package nlmcast/semantics/cases, not a copy) runs once with the switch at
-// 1 and once at 0, each case a result of its own:
-// netlink_mcast_switch.mode1.<case> and netlink_mcast_switch.mode0.<case>.
+// here the same table (All of package nlmcast/semantics/cases, not a copy)
+// runs once with the switch at 1 and once at 0, each case a result of its
+// own: netlink_mcast_switch.mode1.<case> and .mode0.<case>.
 //
 // Order: the whole table at 1, then the whole table at 0. Each block then
 // reads like a run of netlink_mcast_semantics booted in that mode, case
