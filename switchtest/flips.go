@@ -75,8 +75,10 @@ func flipCases(changeAt, checkAt string) []selftests.Case {
 }
 
 // runFlip runs one kind: built and checked at checkAt, changed and checked
-// at changeAt, checked again after the flip back to checkAt. The switch
-// gets its value back whichever way the case ends.
+// at changeAt, checked again after the flip back to checkAt. The members
+// are made at checkAt, so that the changes are all the last check sees
+// made at changeAt. The switch gets its value back whichever way the case
+// ends.
 func runFlip(t selftests.T, build func(*scenario) flip, changeAt, checkAt string) {
 	sw := requireSwitch(t)
 	restoreAtEnd(t, sw)
@@ -462,7 +464,7 @@ func flipNetnsDeath(sc *scenario) flip {
 			nsD.Release()
 			on.ExpectEventually(selftests.NetnsDeathDeadline, selftests.NSIDNotification(unix.RTM_DELNSID, idOfD))
 			delete(sc.ids, [2]*selftests.NS{nsO, nsD})
-			alive = alive[:2]
+			alive = []*selftests.NS{nsS, nsO}
 		},
 		events: func() {
 			sc.t.Helper()
