@@ -43,6 +43,8 @@ type spec struct {
 	portid uint32
 	tiny   bool   // minimal receive buffer: a flood on group flood overruns it
 	flood  uint32 // the group its flood uses (tiny members only)
+	proto  int    // the netlink protocol; 0 is NETLINK_ROUTE
+	noCap  bool   // opened without CAP_NET_BROADCAST (selftests.NS.SocketWithout)
 }
 
 const (
@@ -103,6 +105,7 @@ type member struct {
 	groups map[uint32]bool
 	flood  uint32
 	bcast  bool // NETLINK_BROADCAST_ERROR
+	noCap  bool // its file credentials lack CAP_NET_BROADCAST
 
 	want      []selftests.Msg // expected since the last check
 	congested bool            // overrun: the kernel drops everything until it is drained
@@ -129,9 +132,7 @@ type scenario struct {
 // suffix (to tell two instances apart in diagnostics).
 func newScenario(t selftests.T, suffix string) *scenario {
 	t.Helper()
-	sc := &scenario{t: t, ns: map[string]*selftests.NS{}, ids: map[[2]*selftests.NS]int32{},
-		byName: map[string]*member{}, flooders: map[*selftests.NS]*member{}, tcIndex: firstTCID,
-		log: map[string][]selftests.Line{}}
+	sc := emptyScenario(t)
 	for _, name := range []string{"S", "O", "F", "U"} {
 		sc.ns[name] = selftests.NewNS(t, name+suffix)
 	}
@@ -147,6 +148,14 @@ func newScenario(t selftests.T, suffix string) *scenario {
 		sc.add(sp)
 	}
 	return sc
+}
+
+// emptyScenario is a scenario without namespaces or members, for cases
+// that build their own.
+func emptyScenario(t selftests.T) *scenario {
+	return &scenario{t: t, ns: map[string]*selftests.NS{}, ids: map[[2]*selftests.NS]int32{},
+		byName: map[string]*member{}, flooders: map[*selftests.NS]*member{}, tcIndex: firstTCID,
+		log: map[string][]selftests.Line{}}
 }
 
 // add creates a member.
@@ -170,8 +179,16 @@ func (sc *scenario) add(sp spec) *member {
 	if sp.tiny {
 		opts = append(opts, selftests.RcvBuf(1))
 	}
-	s := sc.ns[sp.ns].Socket(sp.name, opts...)
-	m := &member{Sock: s, portid: s.Portid(), groups: map[uint32]bool{}, flood: sp.flood}
+	if sp.proto != 0 {
+		opts = append(opts, selftests.Proto(sp.proto))
+	}
+	var s *selftests.Sock
+	if sp.noCap {
+		s = sc.ns[sp.ns].SocketWithout(unix.CAP_NET_BROADCAST, sp.name, opts...)
+	} else {
+		s = sc.ns[sp.ns].Socket(sp.name, opts...)
+	}
+	m := &member{Sock: s, portid: s.Portid(), groups: map[uint32]bool{}, flood: sp.flood, noCap: sp.noCap}
 	for _, g := range sp.groups {
 		m.groups[g] = true
 	}
@@ -202,15 +219,27 @@ type delivery struct {
 	unicast *member       // then gets msg by unicast (the echo, or the sendto() destination)
 }
 
+// proto is the protocol of the multicast: the sender's, or NETLINK_ROUTE
+// for a kernel notification.
+func (d delivery) proto() int {
+	if d.sender != nil {
+		return d.sender.Proto
+	}
+	return unix.NETLINK_ROUTE
+}
+
 // recipient is do_one_broadcast()'s decision for m, with the message as
-// m would see it.
+// m would see it. Only sockets of the sender's protocol are candidates
+// (each protocol has its own mc_list); a foreign socket needs
+// LISTEN_ALL_NSID, an id for the source and CAP_NET_BROADCAST in its file
+// credentials.
 func (sc *scenario) recipient(m *member, d delivery) (selftests.Msg, bool) {
 	switch {
-	case m.closed, m == d.sender, m.portid == d.portid, !m.groups[d.msg.Group]:
+	case m.closed, m.Proto != d.proto(), m == d.sender, m.portid == d.portid, !m.groups[d.msg.Group]:
 		return selftests.Msg{}, false
 	case m.NS() == d.from:
 		return d.msg, true
-	case !m.AllNSID():
+	case !m.AllNSID(), m.noCap:
 		return selftests.Msg{}, false
 	}
 	id, mapped := sc.ids[[2]*selftests.NS{m.NS(), d.from}]

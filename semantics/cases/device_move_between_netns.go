@@ -126,13 +126,5 @@ func deviceMoveBetweenNetns(t selftests.T) {
 // linkIndex returns the ifindex of the interface called name in n.
 func linkIndex(t selftests.T, n *selftests.NS, name string) uint32 {
 	t.Helper()
-	rep := n.Do(rtnl.GetLink(name))
-	if len(rep.Msgs) != 1 {
-		t.Fatalf("netns %s: RTM_GETLINK %s: %d replies, want 1", n.Name, name, len(rep.Msgs))
-	}
-	i, err := rtnl.LinkIndex(rep.Msgs[0])
-	if err != nil {
-		t.Fatalf("netns %s: RTM_GETLINK %s: %v", n.Name, name, err)
-	}
-	return i
+	return n.LinkIndex(name)
 }

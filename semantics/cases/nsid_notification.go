@@ -2,24 +2,11 @@
 
 package cases
 
-import (
-	"fmt"
-	"time"
+import "nlmcast/selftests"
 
-	"golang.org/x/sys/unix"
+// nsidNotification and netnsDeathDeadline are the harness's
+// (selftests.NSIDNotification, selftests.NetnsDeathDeadline), which the
+// switch program shares.
+var nsidNotification = selftests.NSIDNotification
 
-	"nlmcast/selftests"
-)
-
-// nsidNotification is an RTM_NEWNSID or RTM_DELNSID that the kernel sends
-// on its own (rtnl_net_notifyid() with no request: seq 0, pid 0) about the
-// peer it has the id id for.
-func nsidNotification(typ uint16, id int32) selftests.Msg {
-	return selftests.Notification(typ, unix.RTNLGRP_NSID, fmt.Sprintf("nsid %d", id))
-}
-
-// netnsDeathDeadline bounds the wait for the RTM_DELNSID of a namespace
-// whose last reference is gone. cleanup_net() runs on a workqueue shared by
-// every dying namespace of the machine: tens of ms here, seconds on a debug
-// kernel under emulation. Only a failing case waits this long.
-const netnsDeathDeadline = 10 * time.Second
+const netnsDeathDeadline = selftests.NetnsDeathDeadline
