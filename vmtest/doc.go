@@ -59,7 +59,9 @@
 // -icount passes "-icount shift=0,sleep=off" to QEMU: the guest clock then
 // advances 1 ns per guest instruction (and jumps over idle time), so guest
 // timings count instructions and host load drops out. Guest time then runs
-// slower than wall-clock time while the guest is busy.
+// slower than wall-clock time while the guest is busy. -icount boots one CPU
+// unless -smp says otherwise: with QEMU 7.2 a 2-CPU guest hangs under it
+// while bringing up its second CPU.
 //
 // -netns starts every program in a network namespace of its own with lo up,
 // as run_kselftest.sh -n does, so no program runs in the initial namespace.

@@ -93,6 +93,12 @@ func TestParseOptionsDefaultsAndChecks(t *testing.T) {
 	if o.timeout != 2*200*time.Second+bootAllowance {
 		t.Errorf("automatic timeout %v for two programs of 200s", o.timeout)
 	}
+	if o, err := parseOptions([]string{"-kernel", kernel, "-qemu", qemu, "-icount", bin}, io.Discard); err != nil || o.cpus != 1 || !o.icount {
+		t.Errorf("-icount: cpus %d icount %v err %v; want one CPU", o.cpus, o.icount, err)
+	}
+	if o, err := parseOptions([]string{"-kernel", kernel, "-qemu", qemu, "-icount", "-smp", "2", bin}, io.Discard); err != nil || o.cpus != 2 {
+		t.Errorf("-icount -smp 2: cpus %d err %v", o.cpus, err)
+	}
 	if _, err := parseOptions([]string{"-kernel", kernel, "-qemu", qemu, "-prog-timeout", "20s", "-append", "nlmc.timeout=30", bin}, io.Discard); !errors.Is(err, errUsage) {
 		t.Errorf("-prog-timeout with nlmc.timeout in -append: err = %v, want a usage error", err)
 	}
