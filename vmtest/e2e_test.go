@@ -233,7 +233,7 @@ func TestKernelHealthEndToEnd(t *testing.T) {
 		}},
 		{"taint", 1, []string{
 			"vmtest: kernel report 1 of 1: taint: W (warning)",
-			"  | /proc/sys/kernel/tainted: 512 (W), was 0 ()",
+			"  | /proc/sys/kernel/tainted: 512 (W), was 0 (untainted)",
 			"vmtest: FAIL: the guest kernel logged 1 kernel report (taint: W (warning)), although every program passed",
 		}},
 		{"clean", 0, nil},

@@ -188,6 +188,9 @@ func TestTaintReports(t *testing.T) {
 	if got[1].String() != "taint: W (warning)" {
 		t.Errorf("String() = %q", got[1].String())
 	}
+	if got := TaintReports(0, 64); got[0].Lines[1] != "/proc/sys/kernel/tainted: 64 (U), was 0 (untainted)" {
+		t.Errorf("from an untainted kernel: %q", got)
+	}
 	if got := TaintReports(512, 0); got != nil {
 		t.Errorf("a cleared bit is reported: %q", got)
 	}
