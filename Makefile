@@ -178,7 +178,7 @@ test: nlmc-need-go
 # PROGS: which programs (default: all), by name or without the
 # netlink_mcast_ prefix, e.g. PROGS=switch.
 # VMTEST_FLAGS: more vmtest flags, e.g. -netns -icount -timeout 600s -v
-# -prog-args 'netlink_mcast_switch=-v' (see go doc ./vmtest).
+# -prog-args 'netlink_mcast_switch=-t switch_default_off' (see go doc ./vmtest).
 KERNEL ?=
 APPEND ?=
 VMTEST_FLAGS ?=
