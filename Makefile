@@ -14,8 +14,8 @@
 #   install INSTALL_PATH=..., clean, implemented below.
 #
 # Both modes also have `test` (the project's own Go tests) and
-# `vmtest KERNEL=bzImage [APPEND=...] [VMTEST_FLAGS=...]` (boot a kernel in
-# QEMU and run both programs there).
+# `vmtest KERNEL=bzImage [APPEND=...] [PROGS=...] [VMTEST_FLAGS=...]` (boot a
+# kernel in QEMU and run the programs there).
 #
 # Without a Go toolchain, kselftest mode runs binaries that are already built
 # and otherwise builds and runs nothing here, saying why: the rest of a
@@ -179,15 +179,21 @@ endif
 test: nlmc-need-go
 	cd $(NLMC_DIR) && $(NLMC_GOENV) $(NLMC_GO) test -count=1 ./...
 
-# Boot KERNEL in QEMU (software emulation) and run both programs in it.
-# VMTEST_FLAGS: more vmtest flags, e.g. -timeout 600s -v.
+# Boot KERNEL in QEMU (software emulation) and run the programs in it.
+# PROGS: which programs (default: all), by name or without the
+# netlink_mcast_ prefix, e.g. PROGS=switch.
+# VMTEST_FLAGS: more vmtest flags, e.g. -netns -icount -timeout 600s -v
+# -prog-args 'netlink_mcast_switch=-t switch_default_off' (see go doc ./vmtest).
 KERNEL ?=
 APPEND ?=
 VMTEST_FLAGS ?=
-vmtest: nlmc-need-go $(NLMC_BINS)
+PROGS ?=
+nlmc_vmtest_bins = $(addprefix $(OUTPUT)/,$(if $(PROGS),$(foreach p,$(PROGS),\
+	$(if $(filter netlink_mcast_%,$(p)),$(p),netlink_mcast_$(p))),$(NLMC_PROGS)))
+vmtest: nlmc-need-go $(nlmc_vmtest_bins)
 	@test -n "$(KERNEL)" || { echo "Error: set KERNEL=path/to/bzImage" >&2; exit 2; }
 	cd $(NLMC_DIR) && $(filter-out GOARCH=%,$(NLMC_GOENV)) $(NLMC_GO) run ./vmtest \
-		-kernel $(abspath $(KERNEL)) -append "$(APPEND)" $(VMTEST_FLAGS) $(NLMC_BINS)
+		-kernel $(abspath $(KERNEL)) -append "$(APPEND)" $(VMTEST_FLAGS) $(nlmc_vmtest_bins)
 
 nlmc-need-go:
 	@$(if $(nlmc_no_go),echo "netlink_mcast: $(nlmc_no_go)" >&2; exit 2,:)

@@ -158,6 +158,12 @@ func (s *splitter) add(msg string) {
 	}
 }
 
+// boundary says that what follows cannot belong to the report being logged.
+func (s *splitter) boundary() {
+	s.flush()
+	s.inCut, s.preamble = false, nil
+}
+
 // flush ends the open report, if any.
 func (s *splitter) flush() {
 	if s.open != nil {
@@ -169,8 +175,7 @@ func (s *splitter) flush() {
 // take returns the reports completed so far, and the open one with the lines
 // logged until now: a report is due to the case during which it began.
 func (s *splitter) take() []Report {
-	s.flush()
-	s.inCut, s.preamble = false, nil
+	s.boundary()
 	out := s.done
 	s.done = nil
 	return out

@@ -13,6 +13,7 @@ package kmsg
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -74,8 +75,11 @@ type Watcher struct {
 	lastSeq uint64
 	haveSeq bool // lastSeq is a record's that was read
 	resync  bool // records were overwritten since the last one read
-	missed  uint64
-	err     error
+	// facility of the last record (0: the kernel's)
+	facility     int
+	haveFacility bool
+	missed       uint64
+	err          error
 }
 
 // Open starts watching from now: it opens /dev/kmsg non-blocking and seeks to
@@ -167,6 +171,15 @@ func (w *Watcher) record(rec []byte) {
 			w.lastSeq, w.haveSeq = seq, true
 		}
 	}
+	// A report's lines all come from one source: a record written by user
+	// space (facility 1 and up, as through /dev/kmsg) neither continues a
+	// kernel report nor is continued by the kernel's records.
+	if pri, err := strconv.Atoi(f[0]); err == nil {
+		if w.haveFacility && pri>>3 != w.facility {
+			w.split.boundary()
+		}
+		w.facility, w.haveFacility = pri>>3, true
+	}
 	text, _, _ := strings.Cut(body, "\n")
 	// '+' marks a fragment of the previous line (kernels before 5.10 that
 	// could not merge a pr_cont() themselves).
@@ -245,12 +258,23 @@ func (w *Watcher) Close() error {
 // Scan classifies plain log or console lines (a serial console capture, with
 // or without "[    1.234567]" timestamps) and returns the reports in them.
 func Scan(lines []string) []Report {
-	var s splitter
+	var sc Scanner
 	for _, l := range lines {
-		s.line(StripPrefix(l))
+		sc.Line(l)
 	}
-	return s.take()
+	return sc.Reports()
 }
+
+// Scanner is Scan for lines that arrive one at a time, such as a console
+// being read. The zero value is ready to use.
+type Scanner struct{ s splitter }
+
+// Line classifies one console line.
+func (sc *Scanner) Line(line string) { sc.s.line(StripPrefix(line)) }
+
+// Reports returns the reports found since the last call, the one still
+// being logged included.
+func (sc *Scanner) Reports() []Report { return sc.s.take() }
 
 // StripPrefix removes what the console puts before a message: a trailing
 // carriage return, the "[    1.234567]" timestamp and a "[  T123]" or

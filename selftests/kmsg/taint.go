@@ -64,6 +64,14 @@ func Letters(mask uint64) string {
 	return b.String()
 }
 
+// lettersOr is Letters, or "untainted" for 0.
+func lettersOr(mask uint64) string {
+	if mask == 0 {
+		return "untainted"
+	}
+	return Letters(mask)
+}
+
 // NewBits lists the bits set in now but not in before, lowest first.
 func NewBits(before, now uint64) []int {
 	var bits []int
@@ -100,7 +108,7 @@ func TaintReports(before, now uint64) []Report {
 	for _, bit := range NewBits(before, now) {
 		out = append(out, Report{Kind: "taint", Lines: []string{
 			"taint: " + BitName(bit),
-			fmt.Sprintf("%s: %d (%s), was %d (%s)", TaintedPath, now, Letters(now), before, Letters(before)),
+			fmt.Sprintf("%s: %d (%s), was %d (%s)", TaintedPath, now, lettersOr(now), before, lettersOr(before)),
 		}})
 	}
 	return out

@@ -83,6 +83,21 @@ func TestPollRecords(t *testing.T) {
 	}
 }
 
+// A line user space wrote to /dev/kmsg (facility user) is a report of its
+// own: the kernel's records after it are not its body.
+func TestPollFacilityEndsReport(t *testing.T) {
+	w, _ := fakeWatcher(t,
+		"12,1,1,-;WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10\n",
+		"6,2,2,-;ACPI: PM: Preparing to enter system sleep state S5\n",
+		"4,3,3,-;WARNING: CPU: 1 PID: 9 at net/core/dev.c:10 f+0x0/0x1\n",
+		"4,4,4,-;Modules linked in:\n",
+	)
+	got := w.Poll()
+	if len(got) != 2 || len(got[0].Lines) != 1 || len(got[1].Lines) != 2 {
+		t.Errorf("Poll() = %q, want the user's one-line WARNING and the kernel's two-line one", got)
+	}
+}
+
 // A report being logged when Poll runs is returned then, and its remaining
 // lines are not a report again.
 func TestPollSplitReport(t *testing.T) {
@@ -172,6 +187,9 @@ func TestTaintReports(t *testing.T) {
 	}
 	if got[1].String() != "taint: W (warning)" {
 		t.Errorf("String() = %q", got[1].String())
+	}
+	if got := TaintReports(0, 64); got[0].Lines[1] != "/proc/sys/kernel/tainted: 64 (U), was 0 (untainted)" {
+		t.Errorf("from an untainted kernel: %q", got)
 	}
 	if got := TaintReports(512, 0); got != nil {
 		t.Errorf("a cleared bit is reported: %q", got)
