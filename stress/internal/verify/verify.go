@@ -271,7 +271,12 @@ func CheckChurn(c Churn, g Got, source Source, names []string) string {
 	if !c.EverJoined[g.Group] {
 		return fmt.Sprintf("%s: message on group %d, which it never joined: %s (%s)", c.Name, g.Group, g.Msg, g.Tag)
 	}
-	from := c.LocalSender
+	// The nsid cmsg is added at recvmsg() time, and only while the
+	// socket has LISTEN_ALL_NSID: a copy from a mapped sender that was
+	// queued before the option was cleared arrives without one. Without
+	// an nsid, the message may thus come from the local sender or, if the
+	// option was ever set, from any sender its namespace maps.
+	allowed := map[int]bool{}
 	if g.Tag.HasNSID {
 		if !c.EverAllNSID {
 			return fmt.Sprintf("%s: message with %s, but NETLINK_LISTEN_ALL_NSID was never set: %s", c.Name, g.Tag, g.Msg)
@@ -280,14 +285,33 @@ func CheckChurn(c Churn, g Got, source Source, names []string) string {
 		if !ok {
 			return fmt.Sprintf("%s: message with %s, an id its namespace never gave a sender: %s", c.Name, g.Tag, g.Msg)
 		}
-		from = s
-	} else if from < 0 {
-		return fmt.Sprintf("%s: message without nsid in a namespace that sends nothing: %s", c.Name, g.Msg)
+		allowed[s] = true
+	} else {
+		if c.LocalSender >= 0 {
+			allowed[c.LocalSender] = true
+		}
+		if c.EverAllNSID {
+			for _, s := range c.Mapped {
+				allowed[s] = true
+			}
+		}
+		if len(allowed) == 0 {
+			return fmt.Sprintf("%s: message without nsid, but no sender is local and none is visible through LISTEN_ALL_NSID: %s", c.Name, g.Msg)
+		}
 	}
-	if s, ok := source(g.Msg); ok && s != from {
-		return fmt.Sprintf("%s: message of sender %s arrived as if from %s (%s): %s", c.Name, name(names, s), name(names, from), g.Tag, g.Msg)
+	if s, ok := source(g.Msg); ok && !allowed[s] {
+		return fmt.Sprintf("%s: message of sender %s, which it cannot see (%s; it may see %s): %s", c.Name, name(names, s), g.Tag, list(names, allowed), g.Msg)
 	}
 	return ""
+}
+
+func list(names []string, set map[int]bool) string {
+	var l []string
+	for s := range set {
+		l = append(l, name(names, s))
+	}
+	sort.Strings(l)
+	return strings.Join(l, ", ")
 }
 
 func name(names []string, i int) string {

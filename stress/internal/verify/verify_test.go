@@ -200,19 +200,27 @@ func TestChurn(t *testing.T) {
 		want string
 	}{
 		{c, Got{Msg: stats()}, "group 36, which it never joined"},
-		{c, Got{Msg: tr[1][0]}, "message of sender S1 arrived as if from S0 (no nsid)"},
+		{c, Got{Msg: tr[1][0]}, "message of sender S1, which it cannot see (no nsid; it may see S0)"},
 		{c, Got{Msg: tr[0][0], Tag: NSID(3)}, "NETLINK_LISTEN_ALL_NSID was never set"},
 		{Churn{Name: "c", EverJoined: c.EverJoined, EverAllNSID: true, LocalSender: -1, Mapped: map[int32]int{3: 1}},
 			Got{Msg: tr[0][0], Tag: NSID(4)}, "an id its namespace never gave a sender"},
 		{Churn{Name: "c", EverJoined: c.EverJoined, EverAllNSID: true, LocalSender: -1, Mapped: map[int32]int{3: 1}},
-			Got{Msg: tr[0][0], Tag: NSID(3)}, "message of sender S0 arrived as if from S1 (nsid 3)"},
-		{Churn{Name: "c", EverJoined: c.EverJoined, LocalSender: -1}, Got{Msg: tr[0][1]}, "in a namespace that sends nothing"},
+			Got{Msg: tr[0][0], Tag: NSID(3)}, "message of sender S0, which it cannot see (nsid 3; it may see S1)"},
+		{Churn{Name: "c", EverJoined: c.EverJoined, LocalSender: -1}, Got{Msg: tr[0][1]}, "no sender is local and none is visible"},
 	}
 	for _, tc := range cases {
 		p := CheckChurn(tc.c, tc.g, bySeq, names)
 		if !strings.Contains(p, tc.want) {
 			t.Errorf("CheckChurn(%s) = %q, want %q", tc.g.Msg, p, tc.want)
 		}
+	}
+	// The option cleared after delivery: a mapped sender's copy without nsid.
+	cleared := Churn{Name: "c", EverJoined: c.EverJoined, EverAllNSID: true, LocalSender: -1, Mapped: map[int32]int{3: 1}}
+	if p := CheckChurn(cleared, Got{Msg: tr[1][0]}, bySeq, names); p != "" {
+		t.Errorf("copy of a mapped sender without nsid refused after LISTEN_ALL_NSID was set once: %s", p)
+	}
+	if p := CheckChurn(cleared, Got{Msg: tr[0][0]}, bySeq, names); !strings.Contains(p, "message of sender S0, which it cannot see (no nsid; it may see S1)") {
+		t.Errorf("unmapped sender without nsid: %q", p)
 	}
 	ok := Churn{Name: "c", EverJoined: c.EverJoined, EverAllNSID: true, LocalSender: -1, Mapped: map[int32]int{3: 1}}
 	if p := CheckChurn(ok, Got{Msg: tr[1][0], Tag: NSID(3)}, bySeq, names); p != "" {
