@@ -477,4 +477,3 @@ func writeKernelWarning() error {
 	}
 	return nil
 }
-
