@@ -51,7 +51,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// mode, and the switch is restored on the way out.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	defer signal.Stop(sigs)
+	defer func() {
+		signal.Stop(sigs)
+		close(sigs)
+	}()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var caught atomic.Value
