@@ -19,7 +19,8 @@
 // already caused into the stable receivers' queues halfway through each
 // mode, which must then fail with a duplicate diagnosis;
 // -inject-warning writes a WARNING line to /dev/kmsg halfway through each
-// mode, which must then fail with a kernel report.
+// mode, which must then fail with a kernel report; use it only in a VM,
+// since every other watcher of that machine's kernel log sees the line.
 package main
 
 import (
@@ -128,9 +129,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		start := time.Now()
 		out := runMode(ctx, cfg, m, sw, cpus)
 		if health != nil {
-			for _, r := range health.poll() {
+			reports, note := health.take()
+			for _, r := range reports {
 				out.report.KernelReports++
-				out.fail("kernel report during %s:\n%s", m.name, r)
+				out.fail("kernel report during %s: %s", m.name, r)
+			}
+			if note != "" {
+				out.notes = append(out.notes, note)
 			}
 		}
 		for _, n := range out.notes {
@@ -180,7 +185,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (cfg config, selected [
 	fs.IntVar(&cfg.idle, "idle", 256, "idle subscribers in foreign namespaces (they make every walk of the global list long)")
 	fs.DurationVar(&cfg.nsPace, "netns-pace", 50*time.Millisecond, "at most one churn namespace per this interval")
 	fs.BoolVar(&cfg.injectDup, "inject-duplicate", false, "SELF-TEST of the checker: halfway through each mode, multicast one duplicate of a message S0 caused; the mode must fail")
-	fs.BoolVar(&cfg.injectWarning, "inject-warning", false, "SELF-TEST of the kernel watch: halfway through each mode, write a WARNING line to /dev/kmsg; the mode must fail")
+	fs.BoolVar(&cfg.injectWarning, "inject-warning", false, "SELF-TEST of the kernel watch: halfway through each mode, write a WARNING line to /dev/kmsg; the mode must fail (VMs only: other watchers of the kernel log see it too)")
 	list := fs.Bool("l", false, "list the modes and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: %s [flags]\n", program)
