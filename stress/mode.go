@@ -10,11 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"nlmcast/selftests/mcswitch"
-	"nlmcast/selftests/nlsock"
-	"nlmcast/selftests/rtnl"
 	"nlmcast/stress/internal/verify"
 )
 
@@ -44,13 +40,6 @@ var modes = []mode{
 	{"switch", "", "switch flipped between 0 and 1 as fast as the kernel takes it, from its own thread"},
 }
 
-// Namespace ids: O calls sender i nsidObserver+i, F calls it nsidChurn+i.
-const (
-	nsidObserver = 10
-	nsidChurn    = 20
-	idleSpaces   = 4
-)
-
 // outcome is what one mode found.
 type outcome struct {
 	problems []string
@@ -65,278 +54,85 @@ func (o *outcome) fail(f string, a ...any) { o.problems = append(o.problems, fmt
 // cfg.duration; then it judges every receiver.
 func runMode(ctx context.Context, cfg config, m mode, sw *mcswitch.Switch, cpus []int) (out outcome) {
 	out.report.Mode = m.name
-	var cleanups []func()
-	defer func() {
-		for i := len(cleanups) - 1; i >= 0; i-- {
-			cleanups[i]()
-		}
-	}()
-	onExit := func(f func()) { cleanups = append(cleanups, f) }
-	setupFailed := func(err error) outcome {
+	t := &topology{cfg: cfg}
+	defer t.close()
+	if err := t.build(cpus); err != nil {
 		out.fail("setup: %v", err)
 		return out
 	}
+	out.report.IdleSubscribers = len(t.idle)
 
-	// Senders, each in a quiet namespace of its own.
-	n := cfg.senders
-	senders := make([]*sender, n)
-	names := make([]string, 2*n)
-	for i := range senders {
-		sp, err := newSpace(fmt.Sprintf("S%d", i), true)
-		if err != nil {
-			return setupFailed(err)
+	out.report.Switch = "absent"
+	if sw != nil {
+		v, state := m.value, m.value
+		if v == "" {
+			v, state = "0", "flipping"
 		}
-		onExit(sp.close)
-		s := &sender{idx: i, name: sp.Name, sp: sp, cpu: cpus[i%len(cpus)], cycles: cfg.cycles}
-		if err := s.setup(); err != nil {
-			return setupFailed(err)
+		if err := sw.Set(v); err != nil {
+			out.fail("setup: %v", err)
+			return out
 		}
-		us, err := openMany(sp.NS, unix.NETLINK_USERSOCK, 2, sp.Name+"-usersock")
-		if err != nil {
-			return setupFailed(err)
-		}
-		onExit(func() { closeAll(us) })
-		for _, u := range us {
-			if err := u.Bind(0, 0); err != nil {
-				return setupFailed(err)
-			}
-		}
-		s.us, s.sink = us[0], us[1]
-		s.us.Name, s.sink.Name = "usersock-sender", "usersock-sink"
-		s.usPid = s.us.Portid()
-		if cfg.injectDup && i == 0 {
-			inj, err := openMany(sp.NS, unix.NETLINK_ROUTE, 1, "injector")
-			if err != nil {
-				return setupFailed(err)
-			}
-			onExit(func() { closeAll(inj) })
-			if err := inj[0].Bind(0, 0); err != nil {
-				return setupFailed(err)
-			}
-			s.injector, s.injectAt = inj[0], time.Now().Add(cfg.duration/2)
-		}
-		senders[i] = s
-		names[i] = sp.Name
-		names[n+i] = sp.Name + "/usersock"
+		out.report.Switch = state
 	}
 
-	// O maps every sender, F too (for churn), N none.
-	foreign := map[string]*space{}
-	for _, name := range []string{"O", "N", "F"} {
-		sp, err := newSpace(name, false)
-		if err != nil {
-			return setupFailed(err)
-		}
-		onExit(sp.close)
-		foreign[name] = sp
+	elapsed, writes := t.run(ctx, &out, sw)
+	if ctx.Err() != nil {
+		out.report.Interrupted = true
 	}
-	for i, s := range senders {
-		if err := foreign["O"].mapPeer(s.sp, int32(nsidObserver+i)); err != nil {
-			return setupFailed(err)
-		}
-		if err := foreign["F"].mapPeer(s.sp, int32(nsidChurn+i)); err != nil {
-			return setupFailed(err)
-		}
-		switch id, err := foreign["N"].ctl.PeerID(s.sp.FD()); {
-		case err != nil:
-			return setupFailed(err)
-		case id != rtnl.NotAssigned:
-			return setupFailed(fmt.Errorf("netns N has the id %d for %s; it must have none", id, s.name))
-		}
-	}
-
-	// Stable receivers.
-	var stables []*stable
-	add := func(kind string, sp *space, proto int, mask uint32, join []uint32, allNSID bool, want verify.Receiver) error {
-		socks, err := openMany(sp.NS, proto, 1, kind)
-		if err != nil {
-			return err
-		}
-		onExit(func() { closeAll(socks) })
-		return addStable(&stables, kind, socks[0], mask, join, allNSID, want)
-	}
-	route := []uint32{groupAddr, groupRoute, groupStats}
-	bindMask := uint32(1<<(groupAddr-1) | 1<<(groupRoute-1))
-	observed := map[int]verify.Tag{}
-	userObserved := map[int]verify.Tag{}
-	for i, s := range senders {
-		local := map[int]verify.Tag{i: verify.Local}
-		for _, r := range []struct {
-			kind    string
-			mask    uint32
-			join    []uint32
-			allNSID bool
-			groups  []uint32
-		}{
-			{"local-plain", bindMask, []uint32{groupStats}, false, route},
-			{"local-bind", bindMask, nil, false, []uint32{groupAddr, groupRoute}},
-			{"local-setsockopt", 0, route, false, route},
-			{"local-all-nsid", bindMask, []uint32{groupStats}, true, route},
-		} {
-			if err := add(r.kind, s.sp, unix.NETLINK_ROUTE, r.mask, r.join, r.allNSID, verify.Receiver{Groups: r.groups, Sees: local}); err != nil {
-				return setupFailed(err)
-			}
-		}
-		userLocal := map[int]verify.Tag{n + i: verify.Local}
-		if err := add("usersock-local", s.sp, unix.NETLINK_USERSOCK, 1<<(groupUser-1), nil, false, verify.Receiver{Groups: []uint32{groupUser}, Sees: userLocal}); err != nil {
-			return setupFailed(err)
-		}
-		if err := addStable(&stables, "usersock-sink", s.sink, 0, nil, false, verify.Receiver{Groups: []uint32{groupUser}, Sees: userLocal}); err != nil {
-			return setupFailed(err)
-		}
-		observed[i] = verify.NSID(int32(nsidObserver + i))
-		userObserved[n+i] = verify.NSID(int32(nsidObserver + i))
-	}
-	o, nn := foreign["O"], foreign["N"]
-	for _, r := range []struct {
-		kind    string
-		sp      *space
-		proto   int
-		mask    uint32
-		join    []uint32
-		allNSID bool
-		want    verify.Receiver
-	}{
-		{"foreign-all-nsid-mapped", o, unix.NETLINK_ROUTE, bindMask, []uint32{groupStats}, true, verify.Receiver{Groups: route, Sees: observed}},
-		{"foreign-plain", o, unix.NETLINK_ROUTE, bindMask, []uint32{groupStats}, false, verify.Receiver{Groups: route}},
-		{"foreign-all-nsid-unmapped", nn, unix.NETLINK_ROUTE, bindMask, []uint32{groupStats}, true, verify.Receiver{Groups: route}},
-		{"usersock-foreign-all-nsid", o, unix.NETLINK_USERSOCK, 1 << (groupUser - 1), nil, true, verify.Receiver{Groups: []uint32{groupUser}, Sees: userObserved}},
-		{"usersock-foreign-plain", o, unix.NETLINK_USERSOCK, 1 << (groupUser - 1), nil, false, verify.Receiver{Groups: []uint32{groupUser}}},
-	} {
-		if err := add(r.kind, r.sp, r.proto, r.mask, r.join, r.allNSID, r.want); err != nil {
-			return setupFailed(err)
-		}
-	}
-	for _, st := range stables {
-		go st.drain()
-	}
-	stablesFinished := false
-	onExit(func() {
-		if !stablesFinished {
-			for _, st := range stables {
-				st.stop.Store(true)
-				<-st.done
-			}
-		}
-	})
-
-	// Idle subscribers in foreign namespaces: they make every walk of
-	// the global list long and must receive nothing.
-	var idle []*nlsock.Socket
-	for k := 0; k < idleSpaces && cfg.idle > 0; k++ {
-		sp, err := newSpace(fmt.Sprintf("I%d", k), false)
-		if err != nil {
-			return setupFailed(err)
-		}
-		onExit(sp.close)
-		cnt := cfg.idle / idleSpaces
-		if k < cfg.idle%idleSpaces {
-			cnt++
-		}
-		socks, err := openMany(sp.NS, unix.NETLINK_ROUTE, cnt, sp.Name+"-idle")
-		if err != nil {
-			return setupFailed(err)
-		}
-		onExit(func() { closeAll(socks) })
-		for j, s := range socks {
-			if err := s.Bind(0, bindMask); err != nil {
-				return setupFailed(err)
-			}
-			// Some also on the ALL_NSID list and group 36; none is
-			// mapped to a sender, so none may receive anything.
-			if j%2 == 0 {
-				if err := s.Join(groupStats); err != nil {
-					return setupFailed(err)
-				}
-			}
-			if j%8 == 0 {
-				if err := s.SetOption(unix.NETLINK_LISTEN_ALL_NSID, true); err != nil {
-					return setupFailed(err)
-				}
-			}
-		}
-		idle = append(idle, socks...)
-	}
-	out.report.IdleSubscribers = len(idle)
-
-	// Churn: pools for membership and option churn in every sender's
-	// namespace and in F, socket churn in each of them.
-	ch := &churn{names: names}
-	places := []where{}
-	for i, s := range senders {
-		places = append(places, where{ns: s.sp.NS, localSender: i, mapped: map[int32]int{}})
-	}
-	fMapped := map[int32]int{}
-	for i := range senders {
-		fMapped[int32(nsidChurn+i)] = i
-	}
-	places = append(places, where{ns: foreign["F"].NS, localSender: -1, mapped: fMapped})
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0))
-	var memberPool, optionPool []*churnSock
-	for _, w := range places {
-		socks, err := openMany(w.ns, unix.NETLINK_ROUTE, 6, w.ns.Name+"-churn")
-		if err != nil {
-			return setupFailed(err)
-		}
-		onExit(func() { closeAll(socks) })
-		for j, s := range socks {
-			cs := &churnSock{s: s, rules: w.rules(s.Name)}
-			if err := ch.prepare(cs, rng); err != nil {
-				return setupFailed(err)
-			}
-			if j%2 == 0 {
-				memberPool = append(memberPool, cs)
-			} else {
-				// Option churn needs subscribed sockets.
-				if err := ch.join(cs, groupRoute); err != nil {
-					return setupFailed(err)
-				}
-				optionPool = append(optionPool, cs)
-			}
-		}
-	}
-
-	// The switch.
-	switchState := "absent"
+	t.judge(&out)
 	if sw != nil && m.value != "" {
-		if err := sw.Set(m.value); err != nil {
-			return setupFailed(err)
+		if v, err := sw.Read(); err != nil || v != m.value {
+			out.fail("the switch reads %q (%v) after the run, it was held at %s", v, err, m.value)
 		}
-		switchState = m.value
-	} else if sw != nil {
-		if err := sw.Set("0"); err != nil {
-			return setupFailed(err)
-		}
-		switchState = "flipping"
 	}
-	out.report.Switch = switchState
+	fillReport(&out.report, elapsed, t.senders, &t.churn.counts, writes)
+	if !out.report.Interrupted {
+		for _, s := range t.senders {
+			if s.batches < cfg.minBatches {
+				out.fail("sender %s completed %d batches in %.1fs, fewer than -min-batches %d", s.name, s.batches, elapsed.Seconds(), cfg.minBatches)
+			}
+		}
+		if out.report.Switch == "flipping" && writes < cfg.minWrites {
+			out.fail("the switch writer made %d verified writes in %.1fs, fewer than -min-writes %d", writes, elapsed.Seconds(), cfg.minWrites)
+		}
+	}
+	return out
+}
 
-	// Run.
+// run starts the senders, the churn threads and, when the switch flips,
+// its writer; it stops them all after cfg.duration (or on ctx, or on the
+// first error) and returns how long the senders ran and the verified
+// switch writes.
+func (t *topology) run(ctx context.Context, out *outcome, sw *mcswitch.Switch) (time.Duration, int64) {
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	timer := time.AfterFunc(cfg.duration, stop)
+	timer := time.AfterFunc(t.cfg.duration, stop)
 	defer timer.Stop()
-	var errMu sync.Mutex
-	var runErrs []string
+	var mu sync.Mutex
+	note := func(f string, a ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		out.problems = append(out.problems, fmt.Sprintf(f, a...))
+	}
 	failRun := func(what string, err error) {
-		errMu.Lock()
-		runErrs = append(runErrs, fmt.Sprintf("%s: %v", what, err))
-		errMu.Unlock()
+		note("%s: %v", what, err)
 		stop()
 	}
+	seed := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+
 	start := time.Now()
-	var workers, senderWG sync.WaitGroup
-	for _, s := range senders {
-		senderWG.Add(1)
+	var workers, senders sync.WaitGroup
+	for _, s := range t.senders {
+		senders.Add(1)
 		go func() {
-			defer senderWG.Done()
+			defer senders.Done()
 			s.run(runCtx)
 			if s.err != nil {
 				failRun("sender "+s.name, s.err)
 			}
 		}()
 	}
-	churnWorker := func(what string, fn func() error) {
+	worker := func(what string, fn func() error) {
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
@@ -345,120 +141,75 @@ func runMode(ctx context.Context, cfg config, m mode, sw *mcswitch.Switch, cpus 
 			}
 		}()
 	}
-	for k, w := range places {
-		churnWorker("socket churn in netns "+w.ns.Name, func() error {
-			return ch.sockets(runCtx, w, w.ns.Name+"-open", uint64(k)+rng.Uint64())
-		})
+	ch := t.churn
+	for _, w := range t.places {
+		s := seed.Uint64()
+		worker("socket churn in netns "+w.ns.Name, func() error { return ch.sockets(runCtx, w, w.ns.Name+"-open", s) })
 	}
-	churnWorker("membership churn", func() error { return ch.membership(runCtx, memberPool, rng.Uint64()) })
-	churnWorker("option churn", func() error { return ch.options(runCtx, optionPool, rng.Uint64()) })
-	churnWorker("namespace churn", func() error { return ch.namespaces(runCtx, senders, cfg.nsPace, rng.Uint64()) })
+	s1, s2, s3 := seed.Uint64(), seed.Uint64(), seed.Uint64()
+	worker("membership churn", func() error { return ch.membership(runCtx, t.members, s1) })
+	worker("option churn", func() error { return ch.options(runCtx, t.options, s2) })
+	worker("namespace churn", func() error { return ch.namespaces(runCtx, t.senders, t.cfg.nsPace, s3) })
 	var writes int64
-	if switchState == "flipping" {
+	if out.report.Switch == "flipping" {
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
 			var err error
-			writes, err = flipSwitch(runCtx, sw)
-			if err != nil {
+			if writes, err = flipSwitch(runCtx, sw); err != nil {
 				failRun("switch writer", err)
 			}
 		}()
 	}
-	if cfg.injectWarning {
-		warn := time.AfterFunc(cfg.duration/2, func() {
+	if t.cfg.injectWarning {
+		warn := time.AfterFunc(t.cfg.duration/2, func() {
 			if err := writeKernelWarning(); err != nil {
 				failRun("-inject-warning", err)
-			} else {
-				errMu.Lock()
-				out.notes = append(out.notes, "self-test: wrote a WARNING line to /dev/kmsg")
-				errMu.Unlock()
+				return
 			}
+			mu.Lock()
+			out.notes = append(out.notes, "self-test: wrote a WARNING line to /dev/kmsg")
+			mu.Unlock()
 		})
 		defer warn.Stop()
 	}
-	senderWG.Wait()
+	senders.Wait()
 	elapsed := time.Since(start)
 	stop()
 	workers.Wait()
+	return elapsed, writes
+}
 
-	// Judge.
-	out.problems = append(out.problems, runErrs...)
-	if ctx.Err() != nil {
-		out.report.Interrupted = true
-	}
+// judge compares every stable receiver with the senders' transcripts,
+// checks that the idle subscribers got nothing, and collects what churn
+// found.
+func (t *topology) judge(out *outcome) {
+	n := len(t.senders)
 	transcripts := make([][]verify.Msg, 2*n)
-	for i, s := range senders {
+	for i, s := range t.senders {
 		transcripts[i], transcripts[n+i] = s.transcript, s.userTranscript
 		if s.injected != "" {
 			out.notes = append(out.notes, "self-test: injected "+s.injected)
 		}
 	}
 	out.report.Deliveries = map[string]int{}
-	for _, st := range stables {
-		rep := st.finish(names, transcripts)
+	for _, st := range t.stables {
+		rep := st.finish(t.names, transcripts)
 		out.report.Deliveries[st.kind] += rep.Verified
 		out.problems = append(out.problems, rep.Problems...)
 	}
-	stablesFinished = true
-	for _, s := range idle {
+	for _, s := range t.idle {
 		if p := expectEmpty(s); p != "" {
 			out.fail("idle subscriber: %s", p)
 		}
 	}
+	ch := t.churn
 	ch.mu.Lock()
+	defer ch.mu.Unlock()
 	out.problems = append(out.problems, ch.problems...)
 	if ch.dropped > 0 {
 		out.fail("%d more churn problems not shown", ch.dropped)
 	}
-	ch.mu.Unlock()
-	if sw != nil && m.value != "" {
-		if v, err := sw.Read(); err != nil || v != m.value {
-			out.fail("the switch reads %q (%v) after the run, it was held at %s", v, err, m.value)
-		}
-	}
-
-	fillReport(&out.report, elapsed, senders, &ch.counts, writes)
-	if !out.report.Interrupted {
-		for _, s := range senders {
-			if s.batches < cfg.minBatches {
-				out.fail("sender %s completed %d batches in %.1fs, fewer than -min-batches %d", s.name, s.batches, elapsed.Seconds(), cfg.minBatches)
-			}
-		}
-		if switchState == "flipping" && writes < cfg.minWrites {
-			out.fail("the switch writer made %d verified writes in %.1fs, fewer than -min-writes %d", writes, elapsed.Seconds(), cfg.minWrites)
-		}
-	}
-	return out
-}
-
-// addStable binds sock, joins its groups, sets its options and registers
-// it as a stable receiver. Binding comes first: a socket that never bound
-// has portid 0, which every notification excludes.
-func addStable(stables *[]*stable, kind string, sock *nlsock.Socket, mask uint32, join []uint32, allNSID bool, want verify.Receiver) error {
-	st, err := newStable(kind, sock, want)
-	if err != nil {
-		return err
-	}
-	if pid := sock.Portid(); pid == 0 {
-		if err := sock.Bind(0, mask); err != nil {
-			return err
-		}
-	} else if mask != 0 {
-		return fmt.Errorf("%s: already bound, cannot set groups %#x", sock, mask)
-	}
-	for _, g := range join {
-		if err := sock.Join(g); err != nil {
-			return err
-		}
-	}
-	if allNSID {
-		if err := sock.SetOption(unix.NETLINK_LISTEN_ALL_NSID, true); err != nil {
-			return err
-		}
-	}
-	*stables = append(*stables, st)
-	return nil
 }
 
 // writeKernelWarning is the kernel-health self-test (-inject-warning): a
