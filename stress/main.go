@@ -12,7 +12,9 @@
 // requests imply (no loss, no duplicate, per-sender order, the right nsid),
 // every churn socket got only what it was allowed to, every sender
 // completed -min-batches batches (and, switch mode, the writer -min-writes
-// verified writes), and the kernel reported nothing while it ran.
+// verified writes), and the kernel reported nothing while it ran. A mode
+// runs for -duration and then on until those minima are reached, at most
+// -max-duration.
 //
 // Self-tests of the detectors (not for normal runs): -inject-duplicate
 // makes a user-space socket multicast one copy of a message sender S0
@@ -177,7 +179,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (cfg config, selected [
 	fs := flag.NewFlagSet(program, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	modeFlag := fs.String("mode", "all", "mode to run: fixed0, fixed1, switch, or all (the three in turn)")
-	fs.DurationVar(&cfg.duration, "duration", 60*time.Second, "how long each mode runs")
+	fs.DurationVar(&cfg.duration, "duration", 60*time.Second, "how long each mode runs at least; it goes on until the minima are reached")
+	fs.DurationVar(&cfg.maxDuration, "max-duration", 0, "how long each mode may run to reach -min-batches and -min-writes; short of them then, it fails (default 4 × -duration)")
 	fs.IntVar(&cfg.senders, "senders", 2, "sender threads, each in its own namespace, pinned to one CPU")
 	fs.IntVar(&cfg.minBatches, "min-batches", 100, "batches every sender must complete for the mode to pass")
 	fs.Int64Var(&cfg.minWrites, "min-writes", 1000, "verified switch writes the switch mode must make")
@@ -215,6 +218,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (cfg config, selected [
 		return bad("unexpected arguments %q", fs.Args())
 	case cfg.duration <= 0:
 		return bad("-duration %s: must be positive", cfg.duration)
+	case cfg.maxDuration < 0 || (cfg.maxDuration > 0 && cfg.maxDuration < cfg.duration):
+		return bad("-max-duration %s: must be at least -duration %s", cfg.maxDuration, cfg.duration)
 	case cfg.senders < 1 || cfg.senders > 64:
 		return bad("-senders %d: want 1..64", cfg.senders)
 	case cfg.minBatches < 0:
@@ -227,6 +232,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (cfg config, selected [
 		return bad("-idle %d: must not be negative", cfg.idle)
 	case cfg.nsPace <= 0:
 		return bad("-netns-pace %s: must be positive", cfg.nsPace)
+	}
+	if cfg.maxDuration == 0 {
+		cfg.maxDuration = 4 * cfg.duration
 	}
 	if *modeFlag == "all" {
 		return cfg, modes, 0, true

@@ -27,7 +27,7 @@ func runProgram(t *testing.T, args ...string) (int, string) {
 
 func TestFlags(t *testing.T) {
 	for _, args := range [][]string{
-		{"-mode", "fixed2"}, {"-duration", "0s"}, {"-senders", "0"}, {"-min-batches", "-1"},
+		{"-mode", "fixed2"}, {"-duration", "0s"}, {"-duration", "10s", "-max-duration", "5s"}, {"-senders", "0"}, {"-min-batches", "-1"},
 		{"-min-writes", "-1"}, {"-cycles", "0"}, {"-idle", "-1"}, {"-netns-pace", "0s"}, {"extra"}, {"-nosuchflag"},
 	} {
 		if code, out := runProgram(t, args...); code != ktap.ExitFail || !strings.Contains(out, "usage:") {

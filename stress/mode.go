@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"nlmcast/selftests/mcswitch"
@@ -16,7 +17,8 @@ import (
 
 // config is the validated command line.
 type config struct {
-	duration      time.Duration
+	duration      time.Duration // the least a mode runs
+	maxDuration   time.Duration // the most it runs to reach the minima
 	senders       int
 	minBatches    int
 	minWrites     int64
@@ -89,25 +91,28 @@ func runMode(ctx context.Context, cfg config, m mode, sw *mcswitch.Switch, cpus 
 	if !out.report.Interrupted {
 		for _, s := range t.senders {
 			if s.batches < cfg.minBatches {
-				out.fail("sender %s completed %d batches in %.1fs, fewer than -min-batches %d", s.name, s.batches, elapsed.Seconds(), cfg.minBatches)
+				out.fail("sender %s completed %d batches in %.1fs (-max-duration %s), fewer than -min-batches %d", s.name, s.batches, elapsed.Seconds(), cfg.maxDuration, cfg.minBatches)
 			}
 		}
 		if out.report.Switch == "flipping" && writes < cfg.minWrites {
-			out.fail("the switch writer made %d verified writes in %.1fs, fewer than -min-writes %d", writes, elapsed.Seconds(), cfg.minWrites)
+			out.fail("the switch writer made %d verified writes in %.1fs (-max-duration %s), fewer than -min-writes %d", writes, elapsed.Seconds(), cfg.maxDuration, cfg.minWrites)
 		}
 	}
 	return out
 }
 
 // run starts the senders, the churn threads and, when the switch flips,
-// its writer; it stops them all after cfg.duration (or on ctx, or on the
-// first error) and returns how long the senders ran and the verified
-// switch writes.
+// its writer. It stops them all once cfg.duration has passed and every
+// sender has completed cfg.minBatches batches and the writer cfg.minWrites
+// writes (the letter's "at least 60 seconds and 100 batches per sender"),
+// or at cfg.maxDuration, on ctx, or on the first error. It returns how long
+// the senders ran and the verified switch writes.
 func (t *topology) run(ctx context.Context, out *outcome, sw *mcswitch.Switch) (time.Duration, int64) {
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	timer := time.AfterFunc(t.cfg.duration, stop)
-	defer timer.Stop()
+	var writes atomic.Int64
+	flipping := out.report.Switch == "flipping"
+	go t.monitor(runCtx, stop, &writes, flipping)
 	var mu sync.Mutex
 	note := func(f string, a ...any) {
 		mu.Lock()
@@ -150,13 +155,11 @@ func (t *topology) run(ctx context.Context, out *outcome, sw *mcswitch.Switch) (
 	worker("membership churn", func() error { return ch.membership(runCtx, t.members, s1) })
 	worker("option churn", func() error { return ch.options(runCtx, t.options, s2) })
 	worker("namespace churn", func() error { return ch.namespaces(runCtx, t.senders, t.cfg.nsPace, s3) })
-	var writes int64
-	if out.report.Switch == "flipping" {
+	if flipping {
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
-			var err error
-			if writes, err = flipSwitch(runCtx, sw); err != nil {
+			if err := flipSwitch(runCtx, sw, &writes); err != nil {
 				failRun("switch writer", err)
 			}
 		}()
@@ -177,7 +180,44 @@ func (t *topology) run(ctx context.Context, out *outcome, sw *mcswitch.Switch) (
 	elapsed := time.Since(start)
 	stop()
 	workers.Wait()
-	return elapsed, writes
+	if elapsed > t.cfg.duration+time.Second && ctx.Err() == nil {
+		mu.Lock()
+		out.notes = append(out.notes, fmt.Sprintf("ran %.1fs: past -duration %s until the minima were reached (or -max-duration %s)",
+			elapsed.Seconds(), t.cfg.duration, t.cfg.maxDuration))
+		mu.Unlock()
+	}
+	return elapsed, writes.Load()
+}
+
+// monitor calls stop when the run has done enough, or at cfg.maxDuration.
+// It samples the counters; stopping a little late only adds batches.
+func (t *topology) monitor(ctx context.Context, stop func(), writes *atomic.Int64, flipping bool) {
+	start := time.Now()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		elapsed := time.Since(start)
+		if elapsed >= t.cfg.maxDuration {
+			stop()
+			return
+		}
+		if elapsed < t.cfg.duration {
+			continue
+		}
+		enough := !flipping || writes.Load() >= t.cfg.minWrites
+		for _, s := range t.senders {
+			enough = enough && s.completed.Load() >= int64(t.cfg.minBatches)
+		}
+		if enough {
+			stop()
+			return
+		}
+	}
 }
 
 // judge compares every stable receiver with the senders' transcripts,

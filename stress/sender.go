@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"github.com/mdlayher/netlink"
@@ -58,6 +59,7 @@ type sender struct {
 	transcript     []verify.Msg // NETLINK_ROUTE notifications, in order
 	userTranscript []verify.Msg // NETLINK_USERSOCK multicasts, in order
 	batches        int
+	completed      atomic.Int64 // batches, for the run's monitor
 	requests       int
 	err            error
 }
@@ -151,6 +153,7 @@ func (s *sender) run(ctx context.Context) {
 				return err
 			}
 			s.batches++
+			s.completed.Store(int64(s.batches))
 			if s.injector != nil && s.injected == "" && time.Now().After(s.injectAt) {
 				if err := s.inject(); err != nil {
 					return err
