@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # netlink_mcast: two Go kselftest programs, netlink_mcast_semantics and
-# netlink_mcast_switch. See README.md.
+# netlink_mcast_switch, and the stress program netlink_mcast_stress (built
+# and installed, not run by run_tests; `make stress`). See README.md.
 #
 # Two modes, chosen automatically:
 #
@@ -26,6 +27,9 @@ NLMC_PROGS := netlink_mcast_semantics netlink_mcast_switch
 NLMC_COLLECTION := netlink_mcast
 nlmc_pkg_netlink_mcast_semantics := ./semantics
 nlmc_pkg_netlink_mcast_switch := ./switchtest
+# Built and installed, but not run by run_tests: it runs for minutes.
+NLMC_EXTENDED := netlink_mcast_stress
+nlmc_pkg_netlink_mcast_stress := ./stress
 
 # --- Go toolchain ------------------------------------------------------------
 # sudo's secure_path usually drops /usr/local/go/bin, so look there too.
@@ -101,6 +105,7 @@ nlmc_prebuilt := $(if $(nlmc_no_go),$(strip $(foreach p,$(NLMC_PROGS),\
 	$(wildcard $(or $(OUTPUT),$(CURDIR))/$(p)))))
 ifeq ($(nlmc_no_go),)
 TEST_GEN_PROGS := $(NLMC_PROGS)
+TEST_GEN_PROGS_EXTENDED := $(NLMC_EXTENDED)
 else ifeq ($(words $(nlmc_prebuilt)),$(words $(NLMC_PROGS)))
 TEST_GEN_PROGS := $(NLMC_PROGS)
 else
@@ -111,10 +116,11 @@ endif
 include $(KSFT_DIR)/lib.mk
 
 NLMC_BINS = $(addprefix $(OUTPUT)/,$(NLMC_PROGS))
+NLMC_EXT_BINS = $(addprefix $(OUTPUT)/,$(NLMC_EXTENDED))
 ifeq ($(nlmc_no_go),)
 # Also the bare names, for `TEST_GEN_PROGS=netlink_mcast_semantics` on the
 # command line (lib.mk then does not prefix $(OUTPUT)).
-$(sort $(NLMC_PROGS) $(NLMC_BINS)): $(NLMC_SRCS)
+$(sort $(NLMC_PROGS) $(NLMC_BINS) $(NLMC_EXTENDED) $(NLMC_EXT_BINS)): $(NLMC_SRCS)
 	$(nlmc_go_build)
 else ifeq ($(TEST_GEN_PROGS),)
 all: nlmc-skip-msg
@@ -124,11 +130,12 @@ else
 # ============================ standalone mode ================================
 OUTPUT := $(NLMC_DIR)
 NLMC_BINS = $(addprefix $(OUTPUT)/,$(NLMC_PROGS))
+NLMC_EXT_BINS = $(addprefix $(OUTPUT)/,$(NLMC_EXTENDED))
 INSTALL_PATH ?=
 
-all: nlmc-need-go $(NLMC_BINS)
+all: nlmc-need-go $(NLMC_BINS) $(NLMC_EXT_BINS)
 
-$(NLMC_BINS): $(NLMC_SRCS) | nlmc-need-go
+$(NLMC_BINS) $(NLMC_EXT_BINS): $(NLMC_SRCS) | nlmc-need-go
 	$(nlmc_go_build)
 
 # Like kselftest/runner.sh: a TAP header, "# " before every line a program
@@ -164,11 +171,11 @@ run_tests: all
 install: all
 	@test -n "$(INSTALL_PATH)" || { echo "Error: set INSTALL_PATH to use install" >&2; exit 2; }
 	mkdir -p $(INSTALL_PATH)
-	install -m 0755 $(NLMC_BINS) $(INSTALL_PATH)/
+	install -m 0755 $(NLMC_BINS) $(NLMC_EXT_BINS) $(INSTALL_PATH)/
 	install -m 0644 $(NLMC_DIR)/config $(NLMC_DIR)/settings $(INSTALL_PATH)/
 
 clean:
-	rm -f $(NLMC_BINS)
+	rm -f $(NLMC_BINS) $(NLMC_EXT_BINS)
 
 .PHONY: all run_tests install clean
 endif
@@ -195,10 +202,28 @@ vmtest: nlmc-need-go $(nlmc_vmtest_bins)
 	cd $(NLMC_DIR) && $(filter-out GOARCH=%,$(NLMC_GOENV)) $(NLMC_GO) run ./vmtest \
 		-kernel $(abspath $(KERNEL)) -append "$(APPEND)" $(VMTEST_FLAGS) $(nlmc_vmtest_bins)
 
+# The stress program on the running kernel, or booted with KERNEL in QEMU
+# (vmtest-stress). STRESS_ARGS: its flags, e.g. -duration 10s -mode switch;
+# the default runs each of its three modes for 60 s (longer, up to 4 times,
+# until every sender has 100 batches). STRESS_TIMEOUT, in seconds, bounds
+# the program in the guest (nlmc.timeout) and the VM run: leave room for
+# three times -max-duration plus setup.
+STRESS_ARGS ?=
+STRESS_TIMEOUT ?= 1200
+stress: nlmc-need-go $(NLMC_EXT_BINS)
+	$(NLMC_EXT_BINS) $(STRESS_ARGS)
+
+vmtest-stress: nlmc-need-go $(NLMC_EXT_BINS)
+	@test -n "$(KERNEL)" || { echo "Error: set KERNEL=path/to/bzImage" >&2; exit 2; }
+	cd $(NLMC_DIR) && $(filter-out GOARCH=%,$(NLMC_GOENV)) $(NLMC_GO) run ./vmtest \
+		-kernel $(abspath $(KERNEL)) -append "nlmc.timeout=$(STRESS_TIMEOUT) $(APPEND)" \
+		-timeout $$(($(STRESS_TIMEOUT) + 120))s \
+		-args "$(STRESS_ARGS)" $(VMTEST_FLAGS) $(NLMC_EXT_BINS)
+
 nlmc-need-go:
 	@$(if $(nlmc_no_go),echo "netlink_mcast: $(nlmc_no_go)" >&2; exit 2,:)
 
 nlmc-skip-msg:
 	@echo "netlink_mcast: SKIP building $(NLMC_PROGS): $(nlmc_no_go)" >&2
 
-.PHONY: test vmtest nlmc-need-go nlmc-skip-msg
+.PHONY: test vmtest stress vmtest-stress nlmc-need-go nlmc-skip-msg
