@@ -5,6 +5,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -294,7 +295,59 @@ func TestSwitchUnderNetnsEndToEnd(t *testing.T) {
 	if plain.status == 1 || inNS.status != plain.status {
 		t.Errorf("status %d in the initial netns and %d with -netns; want the same pass (0) or skip (4)", plain.status, inNS.status)
 	}
-	if plain.status == 0 && !strings.Contains(inNS.stdout, "# # Totals: pass:6 fail:0") {
-		t.Errorf("with -netns the switch suite did not pass 6 of 6")
+	totals := regexp.MustCompile(`# # Totals: pass:(\d+) fail:0 xfail:0 xpass:0 skip:0 error:0`)
+	p, n := totals.FindStringSubmatch(plain.stdout), totals.FindStringSubmatch(inNS.stdout)
+	if plain.status == 0 && (p == nil || n == nil || p[1] != n[1]) {
+		t.Errorf("the switch suite did not pass every case both times: %q in the initial netns, %q with -netns", p, n)
+	}
+}
+
+// resultTiming is the time=NNNms a result line ends with, and the " #" that
+// introduces it when nothing else does.
+var resultTiming = regexp.MustCompile(`( #)? time=\d+ms`)
+
+// A selftests.Main program fails exactly the case during which the kernel
+// logged a report or set a taint bit, with the report's lines, and fails
+// the program when a report comes after its last case (teardown is
+// asynchronous). vmtest also fails both runs on the console's evidence.
+func TestProgramKernelHealthEndToEnd(t *testing.T) {
+	kernel := bootKernel(t)
+	during := buildModuleProgram(t, "./selftests/internal/healthprobe", "healthprobe")
+	after := buildModuleProgram(t, "./selftests/internal/healthprobe", "healthprobe-after")
+	tests := []struct {
+		prog string
+		want []string
+	}{
+		{during, []string{
+			"# ok 1 healthprobe.quiet",
+			"# # kernel report during warns: WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10",
+			"# not ok 2 healthprobe.warns # kernel report during the case: WARNING",
+			"# # kernel report during taints: taint: U (user request)",
+			"# not ok 3 healthprobe.taints # kernel report during the case: taint",
+			"# ok 4 healthprobe.quiet_again",
+			"# # Totals: pass:2 fail:2 xfail:0 xpass:0 skip:0 error:0",
+			"not ok 1 selftests: netlink_mcast: healthprobe # exit=1",
+		}},
+		{after, []string{
+			"# ok 1 healthprobe.quiet",
+			"# # kernel report after the last case (namespace teardown): WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10",
+			"# Bail out! kernel report after the last case: WARNING",
+			"# # Totals: pass:1 fail:0 xfail:0 xpass:0 skip:0 error:0",
+			"not ok 1 selftests: netlink_mcast: healthprobe-after # exit=1",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(filepath.Base(tt.prog), func(t *testing.T) {
+			r := runVM(t, "-kernel", kernel, tt.prog)
+			if r.status != 1 {
+				t.Errorf("status %d, want 1", r.status)
+			}
+			out := strings.Split(resultTiming.ReplaceAllString(r.stdout, ""), "\n")
+			for _, want := range tt.want {
+				if !containsLine(out, want) {
+					t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+				}
+			}
+		})
 	}
 }
