@@ -11,4 +11,5 @@ var cases = []selftests.Case{
 	{Name: "switch_applies_to_all_netns", Run: switchAppliesToAllNetns},
 	{Name: "switch_live_includes_existing_subscriptions", Run: switchLiveIncludesExistingSubscriptions},
 	{Name: "switch_modes_deliver_identically", Run: switchModesDeliverIdentically},
+	{Name: "switch_changes_walk_cost", Run: switchChangesWalkCost},
 }
