@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"nlmcast/selftests"
+	"nlmcast/selftests/mcswitch"
 	"nlmcast/selftests/netns"
 	"nlmcast/selftests/nlsock"
 	"nlmcast/selftests/rtnl"
@@ -43,15 +45,23 @@ const foreignGroups = unix.RTMGRP_LINK | unix.RTMGRP_IPV4_IFADDR | unix.RTMGRP_I
 
 // walkCostConfig sizes the measurement.
 type walkCostConfig struct {
-	subscribers int // foreign subscribers in all
-	namespaces  int // foreign namespaces they are spread over
-	pairs       int // pairs of blocks, even so that each order runs equally often
-	block       int // timed multicasts per block
-	warmup      int // untimed multicasts at the start of each block
+	subscribers int           // foreign subscribers in all
+	namespaces  int           // foreign namespaces they are spread over
+	pairs       int           // pairs of blocks, even so that each order runs equally often
+	block       time.Duration // the sender's CPU time a block lasts at least
+	maxBlock    int           // multicasts a block sends at most (rx's buffer holds them)
+	warmup      int           // untimed multicasts at the start of each block
 }
 
-// walkCostDefaults is what the case runs.
-var walkCostDefaults = walkCostConfig{subscribers: 3000, namespaces: 4, pairs: 8, block: 24, warmup: 2}
+// walkCostDefaults is what the case runs. A block of 25 ms is many
+// scheduler ticks long, so the clock's standstills and catch-ups at its
+// two ends (see walkFixture.block) make a few per cent at most.
+var walkCostDefaults = walkCostConfig{subscribers: 3000, namespaces: 4, pairs: 8,
+	block: 25 * time.Millisecond, maxBlock: 8192, warmup: 2}
+
+// walkBatch multicasts go between two readings of the clock: reading it
+// is a syscall that would otherwise cost a third of a mode-1 multicast.
+const walkBatch = 4
 
 // walkFixture is the sender's namespace S with its sender and receiver,
 // and the foreign namespaces with their subscribers.
@@ -65,14 +75,14 @@ type walkFixture struct {
 
 	msg    []byte // the NLMSG_NOOP; its seq is set per multicast
 	dst    *unix.SockaddrNetlink
-	times  []time.Duration
+	buf    []byte
 	issued int // multicasts sent since rx was last drained
 }
 
 // newWalkFixture builds the fixture; everything goes with t's cleanups.
 func newWalkFixture(t selftests.T, cfg walkCostConfig) *walkFixture {
 	t.Helper()
-	f := &walkFixture{cfg: cfg, tx: -1, times: make([]time.Duration, cfg.block),
+	f := &walkFixture{cfg: cfg, tx: -1, buf: make([]byte, 256),
 		msg: make([]byte, unix.NLMSG_HDRLEN+4),
 		dst: &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Groups: 1 << (walkGroup - 1)}}
 	binary.NativeEndian.PutUint32(f.msg[0:], uint32(len(f.msg)))
@@ -102,8 +112,9 @@ func newWalkFixture(t selftests.T, cfg walkCostConfig) *walkFixture {
 	t.Cleanup(func() { f.rx.Close() })
 	for _, err := range []error{
 		f.rx.Bind(0, 1<<(walkGroup-1)),
-		// Room for a block, drained after each.
-		f.rx.SetReceiveBuffer(4<<20, true),
+		// Room for a block, drained after each: the kernel doubles
+		// the value, and a NLMSG_NOOP's copy takes under 1 KiB.
+		f.rx.SetReceiveBuffer(cfg.maxBlock<<9, true),
 	} {
 		if err != nil {
 			t.Fatalf("%v", err)
@@ -212,48 +223,64 @@ func threadCPU() (time.Duration, error) {
 	return time.Duration(ts.Nano()), nil
 }
 
-// block sends cfg.warmup untimed and then cfg.block timed multicasts,
-// and returns the median CPU time per multicast. The clock is read
-// once between two multicasts: each time is one sendto and one
-// clock_gettime.
+// block sends cfg.warmup untimed multicasts, then multicasts in
+// batches of walkBatch until the thread's CPU clock has advanced by
+// cfg.block (or cfg.maxBlock were sent), and returns the CPU time per
+// multicast: the block's total over its count.
+//
+// Only a total over many ticks means something in a TCG guest. There
+// the TSC behind sched_clock is not a stable clock, so the scheduler
+// clamps each CPU's clock to the last tick's time plus one tick: after
+// a host stall or when the TSC runs ahead, the thread's clock stands
+// still (a tenth of single-syscall readings show no time at all) until
+// the next tick, when it catches up.
 func (f *walkFixture) block() (time.Duration, error) {
 	for range f.cfg.warmup {
 		if err := f.multicast(); err != nil {
 			return 0, err
 		}
 	}
-	last, err := threadCPU()
+	start, err := threadCPU()
 	if err != nil {
 		return 0, err
 	}
-	for i := range f.times {
-		if err := f.multicast(); err != nil {
-			return 0, err
+	n := 0
+	for {
+		for range walkBatch {
+			if err := f.multicast(); err != nil {
+				return 0, err
+			}
 		}
+		n += walkBatch
 		now, err := threadCPU()
 		if err != nil {
 			return 0, err
 		}
-		f.times[i], last = now-last, now
+		if now-start >= f.cfg.block || n+walkBatch > f.cfg.maxBlock {
+			return (now - start) / time.Duration(n), nil
+		}
 	}
-	return medianDuration(f.times), nil
 }
 
 // drain reads rx empty: exactly one NLMSG_NOOP per multicast sent since
-// the last drain, in order, and nothing else. So every timed multicast
-// was delivered, once, to the one subscriber in S.
+// the last drain, in order, and nothing else. So every multicast was
+// delivered, once, to the one subscriber in S.
 func (f *walkFixture) drain() error {
 	got := 0
 	var last uint32
 	for {
-		d, err := f.rx.Recv()
-		if errors.Is(err, nlsock.ErrEmpty) {
+		n, _, err := unix.Recvfrom(f.rx.FD(), f.buf, unix.MSG_DONTWAIT)
+		if errors.Is(err, unix.EAGAIN) {
 			break
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: recv after %d of %d multicasts: %w", f.rx, got, f.issued, err)
 		}
-		for _, m := range d.Msgs {
+		msgs, err := nlsock.ParseMessages(f.buf[:n])
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.rx, err)
+		}
+		for _, m := range msgs {
 			if m.Header.Type != unix.NLMSG_NOOP || (got > 0 && m.Header.Sequence <= last) {
 				return fmt.Errorf("%s: got %s seq %d after %d NLMSG_NOOP (last seq %d), want only the multicasts, in order",
 					f.rx, rtnl.TypeName(uint16(m.Header.Type)), m.Header.Sequence, got, last)
@@ -266,6 +293,19 @@ func (f *walkFixture) drain() error {
 	f.issued = 0
 	if got != want {
 		return fmt.Errorf("%s: %d NLMSG_NOOP for %d multicasts to group %d, want one each", f.rx, got, want, walkGroup)
+	}
+	return nil
+}
+
+// switchIs returns nil if sw reads want, errSwitchMoved if it reads
+// something else.
+func switchIs(sw *mcswitch.Switch, want int) error {
+	v, err := sw.Read()
+	if err != nil {
+		return fmt.Errorf("read %s in the initial netns: %w", switchPath, err)
+	}
+	if v != strconv.Itoa(want) {
+		return fmt.Errorf("%s reads %q after a block run with it at %d: %w", switchPath, v, want, errSwitchMoved)
 	}
 	return nil
 }
@@ -287,9 +327,15 @@ func (f *walkFixture) quietForeign() error {
 	return nil
 }
 
-// measure runs cfg.pairs pairs of blocks on one thread in S, setting
-// the walk with setMode before each block, and returns the pairs.
-func (f *walkFixture) measure(setMode func(mode int) error) ([]walkPair, error) {
+// errSwitchMoved says that the switch no longer held the value set for
+// a block once the block was over: another program changed it
+// meanwhile, and the block measured an unknown walk.
+var errSwitchMoved = errors.New("the switch changed during a block")
+
+// measure runs cfg.pairs pairs of blocks on one thread in S. setMode
+// sets the walk for the block of mode before it, and stillMode checks
+// after it that the walk stayed.
+func (f *walkFixture) measure(setMode, stillMode func(mode int) error) ([]walkPair, error) {
 	pairs := make([]walkPair, f.cfg.pairs)
 	err := f.sender.Do(func() error {
 		for i := range pairs {
@@ -305,6 +351,9 @@ func (f *walkFixture) measure(setMode func(mode int) error) ([]walkPair, error) 
 				}
 				p.cost[mode] = d
 				if err := f.drain(); err != nil {
+					return fmt.Errorf("pair %d, mode %d: %w", i, mode, err)
+				}
+				if err := stillMode(mode); err != nil {
 					return fmt.Errorf("pair %d, mode %d: %w", i, mode, err)
 				}
 			}

@@ -16,14 +16,14 @@ import (
 // A sample is a pair of blocks, one at mode 0 and one at mode 1, run back
 // to back; the pairs alternate which mode goes first, since under TCG the
 // second block of a pair is often cheaper whatever its mode. A block's
-// cost is the median of its per-multicast CPU times: a host preemption
-// (under TCG the guest's clocks run on while QEMU's vCPU thread waits),
-// an interrupt or a timer tick lands in one or two multicasts and moves
-// no median. A pair's ratio is its mode-1 cost
-// over its mode-0 cost, and the case passes when the median ratio over
-// all pairs is below walkCostThreshold: a block that is disturbed as a
-// whole moves no median of pairs either, and a slowdown of the whole
-// guest (a busy host) scales both blocks of a pair alike.
+// cost is its CPU time per multicast, over a block that lasts the same
+// CPU time in both modes, so that both meet the same disturbances: under
+// TCG the guest's clocks run on while QEMU's vCPU thread waits for the
+// host, and a busy host scales both blocks of a pair alike. A pair's
+// ratio is its mode-1 cost over its mode-0 cost, and the case passes
+// when the median ratio over all pairs is below walkCostThreshold: a
+// minority of pairs spoilt by a long host stall in one block moves no
+// median.
 
 // walkCostThreshold is the highest median mode1/mode0 ratio that counts
 // as "mode 1 is clearly cheaper". Mode 0 visits every subscriber, mode 1
@@ -37,7 +37,7 @@ const walkCostThreshold = 0.5
 // walkPair is one pair of blocks.
 type walkPair struct {
 	first int              // the mode of the block that ran first
-	cost  [2]time.Duration // median CPU time per multicast, by mode
+	cost  [2]time.Duration // CPU time per multicast, by mode
 }
 
 // firstModeOfPair alternates the order: pair 0 starts with mode 0, pair
@@ -121,20 +121,6 @@ func median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// medianDuration is the median of a block's per-multicast times.
-func medianDuration(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	n := len(s)
-	if n == 0 {
-		return 0
-	}
 	if n%2 == 1 {
 		return s[n/2]
 	}
