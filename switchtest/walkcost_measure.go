@@ -49,19 +49,16 @@ type walkCostConfig struct {
 	namespaces  int           // foreign namespaces they are spread over
 	pairs       int           // pairs of blocks, even so that each order runs equally often
 	block       time.Duration // the sender's CPU time a block lasts at least
+	minSamples  int           // multicasts with a reading a block has at least
 	maxBlock    int           // multicasts a block sends at most (rx's buffer holds them)
 	warmup      int           // untimed multicasts at the start of each block
 }
 
-// walkCostDefaults is what the case runs. A block of 25 ms is many
-// scheduler ticks long, so the clock's standstills and catch-ups at its
-// two ends (see walkFixture.block) make a few per cent at most.
+// walkCostDefaults is what the case runs. A block of 25 ms spans several
+// scheduler ticks, so the clock's standstills (see walkFixture.block)
+// cover a minority of its readings whatever its mode.
 var walkCostDefaults = walkCostConfig{subscribers: 3000, namespaces: 4, pairs: 8,
-	block: 25 * time.Millisecond, maxBlock: 8192, warmup: 2}
-
-// walkBatch multicasts go between two readings of the clock: reading it
-// is a syscall that would otherwise cost a third of a mode-1 multicast.
-const walkBatch = 4
+	block: 25 * time.Millisecond, minSamples: 24, maxBlock: 8192, warmup: 2}
 
 // walkFixture is the sender's namespace S with its sender and receiver,
 // and the foreign namespaces with their subscribers.
@@ -76,13 +73,14 @@ type walkFixture struct {
 	msg    []byte // the NLMSG_NOOP; its seq is set per multicast
 	dst    *unix.SockaddrNetlink
 	buf    []byte
-	issued int // multicasts sent since rx was last drained
+	times  []time.Duration // a block's readings, reused
+	issued int             // multicasts sent since rx was last drained
 }
 
 // newWalkFixture builds the fixture; everything goes with t's cleanups.
 func newWalkFixture(t selftests.T, cfg walkCostConfig) *walkFixture {
 	t.Helper()
-	f := &walkFixture{cfg: cfg, tx: -1, buf: make([]byte, 256),
+	f := &walkFixture{cfg: cfg, tx: -1, buf: make([]byte, 256), times: make([]time.Duration, 0, cfg.maxBlock),
 		msg: make([]byte, unix.NLMSG_HDRLEN+4),
 		dst: &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Groups: 1 << (walkGroup - 1)}}
 	binary.NativeEndian.PutUint32(f.msg[0:], uint32(len(f.msg)))
@@ -223,17 +221,21 @@ func threadCPU() (time.Duration, error) {
 	return time.Duration(ts.Nano()), nil
 }
 
-// block sends cfg.warmup untimed multicasts, then multicasts in
-// batches of walkBatch until the thread's CPU clock has advanced by
-// cfg.block (or cfg.maxBlock were sent), and returns the CPU time per
-// multicast: the block's total over its count.
+// block sends cfg.warmup untimed multicasts, then timed ones until the
+// thread's CPU clock has advanced by cfg.block and at least
+// cfg.minSamples of them showed a time (or cfg.maxBlock were sent), and
+// returns the median time per multicast.
 //
-// Only a total over many ticks means something in a TCG guest. There
-// the TSC behind sched_clock is not a stable clock, so the scheduler
-// clamps each CPU's clock to the last tick's time plus one tick: after
-// a host stall or when the TSC runs ahead, the thread's clock stands
-// still (a tenth of single-syscall readings show no time at all) until
-// the next tick, when it catches up.
+// The clock is read between two multicasts, and the median of those
+// readings resists both ways a TCG guest's clock goes wrong. A host
+// stall (QEMU's vCPU thread waiting for a host CPU) is charged to the
+// running thread: it lands in one reading. And the TSC behind
+// sched_clock is no stable clock there, so the scheduler clamps each
+// CPU's clock to the last tick's time plus one tick: when the TSC runs
+// ahead, the thread's clock stands still until the next tick (a tenth of
+// the readings show no time at all) and then catches up in one reading.
+// A reading of zero is such a standstill, not a free multicast, and is
+// left out.
 func (f *walkFixture) block() (time.Duration, error) {
 	for range f.cfg.warmup {
 		if err := f.multicast(); err != nil {
@@ -244,20 +246,22 @@ func (f *walkFixture) block() (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	n := 0
-	for {
-		for range walkBatch {
-			if err := f.multicast(); err != nil {
-				return 0, err
-			}
+	f.times = f.times[:0]
+	last := start
+	for n := 1; ; n++ {
+		if err := f.multicast(); err != nil {
+			return 0, err
 		}
-		n += walkBatch
 		now, err := threadCPU()
 		if err != nil {
 			return 0, err
 		}
-		if now-start >= f.cfg.block || n+walkBatch > f.cfg.maxBlock {
-			return (now - start) / time.Duration(n), nil
+		if now > last {
+			f.times = append(f.times, now-last)
+		}
+		last = now
+		if (now-start >= f.cfg.block && len(f.times) >= f.cfg.minSamples) || n == f.cfg.maxBlock {
+			return medianDuration(f.times), nil
 		}
 	}
 }

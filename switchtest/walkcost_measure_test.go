@@ -7,6 +7,8 @@ import (
 	"os"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"nlmcast/selftests/mcswitch"
 )
 
@@ -94,4 +96,42 @@ func TestWalkCostSizes(t *testing.T) {
 	t.Cleanup(func() { walkCostDefaults = saved })
 	t.Logf("sizes %+v", walkCostDefaults)
 	switchChangesWalkCost(t)
+}
+
+// TestRaiseNoFileRestores: raiseNoFile lifts a soft limit that is too
+// low for the subscribers and puts it back when the case ends.
+func TestRaiseNoFileRestores(t *testing.T) {
+	var orig unix.Rlimit
+	if err := unix.Prlimit(0, unix.RLIMIT_NOFILE, nil, &orig); err != nil {
+		t.Fatal(err)
+	}
+	open, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	low := unix.Rlimit{Cur: uint64(len(open) + 8), Max: orig.Max}
+	if low.Cur+100 > orig.Max {
+		t.Skipf("hard RLIMIT_NOFILE %d is too low to test with", orig.Max)
+	}
+	if err := unix.Prlimit(0, unix.RLIMIT_NOFILE, &low, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Prlimit(0, unix.RLIMIT_NOFILE, &orig, nil) })
+	t.Run("raised", func(t *testing.T) {
+		raiseNoFile(t, 100)
+		var now unix.Rlimit
+		if err := unix.Prlimit(0, unix.RLIMIT_NOFILE, nil, &now); err != nil {
+			t.Fatal(err)
+		}
+		if now.Cur < uint64(len(open)+100) {
+			t.Errorf("RLIMIT_NOFILE is %d after raiseNoFile(100) with %d files open", now.Cur, len(open))
+		}
+	})
+	var after unix.Rlimit
+	if err := unix.Prlimit(0, unix.RLIMIT_NOFILE, nil, &after); err != nil {
+		t.Fatal(err)
+	}
+	if after != low {
+		t.Errorf("RLIMIT_NOFILE is %+v after the case, want it restored to %+v", after, low)
+	}
 }

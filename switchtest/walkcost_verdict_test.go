@@ -111,3 +111,20 @@ func TestVerdictDegenerateFails(t *testing.T) {
 		t.Errorf("zero costs: %v", v)
 	}
 }
+
+func TestMedianDuration(t *testing.T) {
+	for _, c := range []struct {
+		in   []time.Duration
+		want time.Duration
+	}{
+		{nil, 0},
+		{[]time.Duration{5}, 5},
+		{[]time.Duration{9, 1, 5}, 5},
+		{[]time.Duration{9, 1, 5, 7}, 6},
+		{[]time.Duration{1, 1, 1, 1000}, 1},
+	} {
+		if got := medianDuration(c.in); got != c.want {
+			t.Errorf("medianDuration(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
