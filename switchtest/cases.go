@@ -22,4 +22,5 @@ var switchCases = []selftests.Case{
 	{Name: "switch_live_includes_existing_subscriptions", Run: switchLiveIncludesExistingSubscriptions},
 	{Name: "switch_modes_deliver_identically", Run: switchModesDeliverIdentically},
 	{Name: "switch_device_move_follows_netns", Run: switchDeviceMoveFollowsNetns},
+	{Name: "switch_changes_walk_cost", Run: switchChangesWalkCost},
 }

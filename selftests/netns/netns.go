@@ -115,8 +115,8 @@ func (n *NS) Close() error {
 	return err
 }
 
-// same reports whether a and b are the same namespace (same nsfs inode).
-func same(a, b *NS) (bool, error) {
+// Same reports whether a and b are the same namespace (same nsfs inode).
+func Same(a, b *NS) (bool, error) {
 	var sa, sb unix.Stat_t
 	if err := unix.Fstat(a.FD(), &sa); err != nil {
 		return false, err
@@ -148,7 +148,7 @@ func Initial() (*NS, error) {
 		// the init_net-only file is missing.
 		return origin, nil
 	}
-	isSame, err := same(origin, pid1)
+	isSame, err := Same(origin, pid1)
 	if err != nil {
 		origin.Close()
 		pid1.Close()
