@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -84,22 +85,31 @@ func pipeline(fd int, e encoded, base uint32, ackBuf []byte) error {
 				}
 				return fmt.Errorf("request %d: reading its ACK: %w", i, err)
 			}
-			msgs, err := nlsock.ParseMessages(ackBuf[:got])
-			if err != nil {
-				return fmt.Errorf("request %d: ACK datagram: %w", i, err)
-			}
-			for _, m := range msgs {
+			// Parsed in place: the ACKs are most of what userspace
+			// reads, and the tool's own cost must stay small.
+			for b := ackBuf[:got]; len(b) > 0; i++ {
 				want := base + uint32(i)
+				if len(b) < unix.NLMSG_HDRLEN+4 {
+					return fmt.Errorf("request %d (seq %d): short ACK datagram (%d bytes)", i, want, len(b))
+				}
+				l := int(binary.NativeEndian.Uint32(b))
+				typ := binary.NativeEndian.Uint16(b[4:])
+				seq := binary.NativeEndian.Uint32(b[8:])
 				switch {
-				case m.Header.Type != netlink.Error:
-					return fmt.Errorf("request %d (seq %d): got message type %d, want an ACK", i, want, m.Header.Type)
-				case m.Header.Sequence != want:
-					return fmt.Errorf("request %d: ACK with seq %d, want %d", i, m.Header.Sequence, want)
+				case l < unix.NLMSG_HDRLEN+4 || l > len(b):
+					return fmt.Errorf("request %d (seq %d): ACK length %d out of range", i, want, l)
+				case typ != unix.NLMSG_ERROR:
+					return fmt.Errorf("request %d (seq %d): got message type %d, want an ACK", i, want, typ)
+				case seq != want:
+					return fmt.Errorf("request %d: ACK with seq %d, want %d", i, seq, want)
 				}
-				if err := rtnl.ParseError(fmt.Sprintf("request %d (seq %d)", i, want), m); err != nil {
-					return err
+				if code := int32(binary.NativeEndian.Uint32(b[unix.NLMSG_HDRLEN:])); code != 0 {
+					m := netlink.Message{Header: netlink.Header{Length: uint32(l), Type: netlink.HeaderType(typ),
+						Flags: netlink.HeaderFlags(binary.NativeEndian.Uint16(b[6:])), Sequence: seq},
+						Data: bytes.Clone(b[unix.NLMSG_HDRLEN:l])}
+					return rtnl.ParseError(fmt.Sprintf("request %d (seq %d)", i, want), m)
 				}
-				i++
+				b = b[min(len(b), (l+unix.NLMSG_ALIGNTO-1)&^(unix.NLMSG_ALIGNTO-1)):]
 			}
 		}
 	}
