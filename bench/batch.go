@@ -18,7 +18,7 @@ import (
 // chunk is how many requests go into one sendmsg. The kernel handles them
 // one after another in that call and queues one ACK each, so the ACKs of a
 // chunk are all queued when sendmsg returns; the control socket's buffer
-// (receiveBuffer) holds far more than a chunk's ACKs.
+// (controlBuffer) holds far more than a chunk's ACKs.
 const chunk = 128
 
 // encoded is a run of requests in one buffer, with each message's offset,

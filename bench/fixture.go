@@ -28,6 +28,9 @@ const (
 // the socket overruns and the scene fails.
 var receiveBuffer = 32 << 20
 
+// controlBuffer is the control socket's: a chunk's ACKs must fit.
+const controlBuffer = 4 << 20
+
 // fixture is everything a scene's work unit uses; close releases it.
 type fixture struct {
 	scene    Scene
@@ -107,8 +110,8 @@ func subscribe(s *nlsock.Socket, group uint32) error {
 }
 
 // build sets up scene sc with routes routes per source namespace.
-func build(sc Scene, routes int) (f *fixture, err error) {
-	f = &fixture{scene: sc, routes: routes}
+func build(sc Scene, routes int) (_ *fixture, err error) {
+	f := &fixture{scene: sc, routes: routes}
 	defer func() {
 		if err != nil {
 			f.close()
@@ -170,7 +173,7 @@ func (f *fixture) newSource(name string, sc Scene, routes int) (*source, error) 
 	}
 	f.onClose(func() { ctl.Close() })
 	src := &source{ns: ns, ctl: ctl}
-	if err := ctl.Sock.SetReceiveBuffer(receiveBuffer, true); err != nil {
+	if err := ctl.Sock.SetReceiveBuffer(controlBuffer, true); err != nil {
 		return nil, err
 	}
 	if sc.CompatMode >= 0 {
