@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # netlink_mcast: two Go kselftest programs, netlink_mcast_semantics and
-# netlink_mcast_switch. See README.md.
+# netlink_mcast_switch, and the benchmark netlink_mcast_bench (built and
+# installed, TEST_GEN_PROGS_EXTENDED, not run by run_tests). See README.md.
 #
 # Two modes, chosen automatically:
 #
@@ -26,6 +27,8 @@ NLMC_PROGS := netlink_mcast_semantics netlink_mcast_switch
 NLMC_COLLECTION := netlink_mcast
 nlmc_pkg_netlink_mcast_semantics := ./semantics
 nlmc_pkg_netlink_mcast_switch := ./switchtest
+NLMC_EXTENDED := netlink_mcast_bench
+nlmc_pkg_netlink_mcast_bench := ./bench
 
 # --- Go toolchain ------------------------------------------------------------
 # sudo's secure_path usually drops /usr/local/go/bin, so look there too.
@@ -101,6 +104,7 @@ nlmc_prebuilt := $(if $(nlmc_no_go),$(strip $(foreach p,$(NLMC_PROGS),\
 	$(wildcard $(or $(OUTPUT),$(CURDIR))/$(p)))))
 ifeq ($(nlmc_no_go),)
 TEST_GEN_PROGS := $(NLMC_PROGS)
+TEST_GEN_PROGS_EXTENDED := $(NLMC_EXTENDED)
 else ifeq ($(words $(nlmc_prebuilt)),$(words $(NLMC_PROGS)))
 TEST_GEN_PROGS := $(NLMC_PROGS)
 else
@@ -110,11 +114,11 @@ endif
 
 include $(KSFT_DIR)/lib.mk
 
-NLMC_BINS = $(addprefix $(OUTPUT)/,$(NLMC_PROGS))
+NLMC_BINS = $(addprefix $(OUTPUT)/,$(NLMC_PROGS) $(NLMC_EXTENDED))
 ifeq ($(nlmc_no_go),)
 # Also the bare names, for `TEST_GEN_PROGS=netlink_mcast_semantics` on the
 # command line (lib.mk then does not prefix $(OUTPUT)).
-$(sort $(NLMC_PROGS) $(NLMC_BINS)): $(NLMC_SRCS)
+$(sort $(NLMC_PROGS) $(NLMC_EXTENDED) $(NLMC_BINS)): $(NLMC_SRCS)
 	$(nlmc_go_build)
 else ifeq ($(TEST_GEN_PROGS),)
 all: nlmc-skip-msg
@@ -124,11 +128,12 @@ else
 # ============================ standalone mode ================================
 OUTPUT := $(NLMC_DIR)
 NLMC_BINS = $(addprefix $(OUTPUT)/,$(NLMC_PROGS))
+NLMC_EXTENDED_BINS = $(addprefix $(OUTPUT)/,$(NLMC_EXTENDED))
 INSTALL_PATH ?=
 
-all: nlmc-need-go $(NLMC_BINS)
+all: nlmc-need-go $(NLMC_BINS) $(NLMC_EXTENDED_BINS)
 
-$(NLMC_BINS): $(NLMC_SRCS) | nlmc-need-go
+$(NLMC_BINS) $(NLMC_EXTENDED_BINS): $(NLMC_SRCS) | nlmc-need-go
 	$(nlmc_go_build)
 
 # Like kselftest/runner.sh: a TAP header, "# " before every line a program
@@ -159,11 +164,11 @@ run_tests: all
 install: all
 	@test -n "$(INSTALL_PATH)" || { echo "Error: set INSTALL_PATH to use install" >&2; exit 2; }
 	mkdir -p $(INSTALL_PATH)
-	install -m 0755 $(NLMC_BINS) $(INSTALL_PATH)/
+	install -m 0755 $(NLMC_BINS) $(NLMC_EXTENDED_BINS) $(INSTALL_PATH)/
 	install -m 0644 $(NLMC_DIR)/config $(NLMC_DIR)/settings $(INSTALL_PATH)/
 
 clean:
-	rm -f $(NLMC_BINS)
+	rm -f $(NLMC_BINS) $(NLMC_EXTENDED_BINS)
 
 .PHONY: all run_tests install clean
 endif
@@ -184,10 +189,26 @@ vmtest: nlmc-need-go $(NLMC_BINS)
 	cd $(NLMC_DIR) && $(filter-out GOARCH=%,$(NLMC_GOENV)) $(NLMC_GO) run ./vmtest \
 		-kernel $(abspath $(KERNEL)) -append "$(APPEND)" $(VMTEST_FLAGS) $(NLMC_BINS)
 
+# Run netlink_mcast_bench's design in QEMU: boot pairs of KERNEL_U
+# (state U) and KERNEL_P (P0 and P1 alternating), collect the samples and
+# write the results directory BENCH_OUT. BENCH_ARGS go to the bench in the
+# guest (e.g. -scene T1-n900-d0 -routes 660); BENCH_FLAGS to the
+# orchestrator (e.g. -icount -jobs 2 -boots 1 -rounds 2 -samples 3).
+KERNEL_U ?=
+KERNEL_P ?=
+BENCH_ARGS ?=
+BENCH_FLAGS ?=
+BENCH_OUT ?= /tmp/nlmc-bench
+bench: nlmc-need-go
+	@test -n "$(KERNEL_U)$(KERNEL_P)" || { echo "Error: set KERNEL_U=... and/or KERNEL_P=..." >&2; exit 2; }
+	cd $(NLMC_DIR) && $(filter-out GOARCH=%,$(NLMC_GOENV)) $(NLMC_GO) run ./bench/vmbench \
+		$(if $(KERNEL_U),-kernel-u $(abspath $(KERNEL_U))) $(if $(KERNEL_P),-kernel-p $(abspath $(KERNEL_P))) \
+		-out $(abspath $(BENCH_OUT)) $(BENCH_FLAGS) -args "$(BENCH_ARGS)"
+
 nlmc-need-go:
 	@$(if $(nlmc_no_go),echo "netlink_mcast: $(nlmc_no_go)" >&2; exit 2,:)
 
 nlmc-skip-msg:
 	@echo "netlink_mcast: SKIP building $(NLMC_PROGS): $(nlmc_no_go)" >&2
 
-.PHONY: test vmtest nlmc-need-go nlmc-skip-msg
+.PHONY: test vmtest bench nlmc-need-go nlmc-skip-msg

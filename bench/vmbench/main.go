@@ -66,6 +66,7 @@ type options struct {
 	args, out              string
 	timeout                time.Duration
 	smp, mem, jobs         int
+	firstBoot              int
 }
 
 func run(argv []string) int {
@@ -74,6 +75,7 @@ func run(argv []string) int {
 	fs.StringVar(&o.kernelU, "kernel-u", "", "unpatched bzImage (state U); empty: no U boots")
 	fs.StringVar(&o.kernelP, "kernel-p", "", "patched bzImage (states P0, P1); empty: no P boots")
 	fs.IntVar(&o.boots, "boots", 3, "boot pairs")
+	fs.IntVar(&o.firstBoot, "first-boot", 0, "number of the first boot pair, to add pairs to an earlier run (merge the samples.jsonl files, then -analyze)")
 	fs.IntVar(&o.rounds, "rounds", 3, "rounds per state and boot")
 	fs.IntVar(&o.samples, "samples", 4, "samples per round (after a warm-up)")
 	fs.BoolVar(&o.icount, "icount", false, "deterministic mode: QEMU -icount "+icountOption+" (figures are instructions)")
@@ -146,7 +148,7 @@ type boot struct {
 // for odd i, so neither image always runs on a cold or a warm host.
 func plan(o options) []boot {
 	var out []boot
-	for i := 0; i < o.boots; i++ {
+	for i := o.firstBoot; i < o.firstBoot+o.boots; i++ {
 		pair := []boot{{i, o.kernelU, "U"}, {i, o.kernelP, "P"}}
 		if i%2 == 1 {
 			pair[0], pair[1] = pair[1], pair[0]
