@@ -47,6 +47,14 @@ func (d design) roundsInBoot(sw *mcswitch.Switch) int {
 // runScene builds sc, runs its rounds and prints every sample. The samples
 // are also returned for a results directory.
 func runScene(w *ktap.Writer, d design, sw *mcswitch.Switch, senders []*sender, sc Scene) ([]sample.Sample, error) {
+	if sc.Kind >= addrTargeted {
+		rf, err := buildRelated(sc)
+		if err != nil {
+			return nil, err
+		}
+		defer rf.close()
+		return runRounds(w, d, sw, senders, sc, []func() error{rf.unit}, rf.ops, rf.after, nil)
+	}
 	f, err := build(sc, d.routes)
 	if err != nil {
 		return nil, err
@@ -66,7 +74,14 @@ func runScene(w *ktap.Writer, d design, sw *mcswitch.Switch, senders []*sender, 
 		}
 		ops = d.routes * len(units)
 	}
+	return runRounds(w, d, sw, senders, sc, units, ops, nil, f.checkSilent)
+}
 
+// runRounds runs the boot's rounds of one scene: the switch set for the
+// round's state, a warm-up, the samples (after each, the scene's after
+// hook, untimed), then the scene's check that nothing strayed.
+func runRounds(w *ktap.Writer, d design, sw *mcswitch.Switch, senders []*sender, sc Scene,
+	units []func() error, ops int, after func(), check func() error) ([]sample.Sample, error) {
 	var out []sample.Sample
 	for r := 0; r < d.roundsInBoot(sw); r++ {
 		state, value := d.stateOfRound(sw, r)
@@ -77,6 +92,9 @@ func runScene(w *ktap.Writer, d design, sw *mcswitch.Switch, senders []*sender, 
 		}
 		for k := 0; k <= d.samples; k++ {
 			c, err := measure(senders, units)
+			if after != nil {
+				after()
+			}
 			if err != nil {
 				return out, fmt.Errorf("state %s round %d sample %d: %w", state, r, k, err)
 			}
@@ -86,7 +104,10 @@ func runScene(w *ktap.Writer, d design, sw *mcswitch.Switch, senders []*sender, 
 			w.Diag("%s", sample.Line(s))
 			out = append(out, s)
 		}
-		if err := f.checkSilent(); err != nil {
+		if check == nil {
+			continue
+		}
+		if err := check(); err != nil {
 			return out, fmt.Errorf("state %s round %d: %w", state, r, err)
 		}
 	}

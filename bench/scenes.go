@@ -80,15 +80,19 @@ var scenes = []Scene{
 }
 
 // findScenes returns the scenes named in a comma-separated list ("" or
-// "all": every scene).
+// "all": the letter's twelve; "related": the related series' scenes).
 func findScenes(list string) ([]Scene, error) {
 	if list == "" || list == "all" {
 		return scenes, nil
 	}
 	var out []Scene
 	for _, name := range strings.Split(list, ",") {
+		if name == "related" {
+			out = append(out, related...)
+			continue
+		}
 		found := false
-		for _, s := range scenes {
+		for _, s := range append(scenes[:len(scenes):len(scenes)], related...) {
 			if s.Name == name {
 				out = append(out, s)
 				found = true

@@ -249,6 +249,7 @@ func (a *Analysis) Table() string {
 			num(a.median(sc, "U", thread)), num(a.median(sc, "P0", thread)), num(a.median(sc, "P1", thread)),
 			share100(a.userShare(sc, "U")), share100(a.userShare(sc, "P0")), share100(a.userShare(sc, "P1")))
 	}
+	b.WriteString(a.perOpTable())
 	b.WriteString(a.sweepTable())
 	return b.String()
 }
