@@ -74,11 +74,11 @@ func pipeline(fd int, e encoded, base uint32, ackBuf []byte) error {
 	n := e.count()
 	for start := 0; start < n; start += chunk {
 		end := min(start+chunk, n)
-		if _, err := unix.Write(fd, e.buf[e.offs[start]:e.offs[end]]); err != nil {
+		if _, err := rawWrite(fd, e.buf[e.offs[start]:e.offs[end]]); err != nil {
 			return fmt.Errorf("sendmsg of requests %d..%d: %w", start, end-1, err)
 		}
 		for i := start; i < end; {
-			got, err := unix.Read(fd, ackBuf)
+			got, err := rawRead(fd, ackBuf)
 			if err != nil {
 				if errors.Is(err, unix.EAGAIN) {
 					return fmt.Errorf("request %d (seq %d): no ACK queued after its sendmsg returned", i, base+uint32(i))
@@ -211,7 +211,7 @@ func (b *batch) drain(r *recipient, base uint32, p int) error {
 		if r.nsid >= 0 {
 			n, oobn, _, _, err = unix.Recvmsg(r.sock.FD(), b.rxBuf, b.oob, unix.MSG_DONTWAIT)
 		} else {
-			n, err = unix.Read(r.sock.FD(), b.rxBuf)
+			n, err = rawRead(r.sock.FD(), b.rxBuf)
 		}
 		if errors.Is(err, unix.EAGAIN) {
 			break
