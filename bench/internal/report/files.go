@@ -81,8 +81,8 @@ func (a *Analysis) Benchfmt(state string) string {
 	fmt.Fprintf(&b, "goos: linux\ngoarch: amd64\npkg: nlmcast/bench\nstate: %s\nkernel: %s\n", state, a.info[state])
 	for _, sc := range a.scenes {
 		for _, s := range a.byScene[sc][state] {
-			fmt.Fprintf(&b, "%s 1 %d %s/op %d thread-%s/op %d user-ns/op %d sys-ns/op\n",
-				BenchName(sc), s.WallNS, unit, s.ThreadNS, unit, s.UserNS, s.SysNS)
+			fmt.Fprintf(&b, "%s 1 %d %s/op %d thread-%s/op %d user-%s/op %d sys-%s/op\n",
+				BenchName(sc), s.WallNS, unit, s.ThreadNS, unit, s.UserNS, unit, s.SysNS, unit)
 		}
 	}
 	return b.String()
