@@ -78,7 +78,9 @@ func (a *Analysis) Benchfmt(state string) string {
 	if a.icount {
 		unit = "insn" // one guest nanosecond is one instruction under icount
 	}
-	fmt.Fprintf(&b, "goos: linux\ngoarch: amd64\npkg: nlmcast/bench\nstate: %s\nkernel: %s\n", state, a.info[state])
+	// The state and kernel are a comment, not configuration keys: keys
+	// that differ would keep benchstat from putting the states side by side.
+	fmt.Fprintf(&b, "goos: linux\ngoarch: amd64\npkg: nlmcast/bench\n# state %s: %s\n", state, a.info[state])
 	for _, sc := range a.scenes {
 		for _, s := range a.byScene[sc][state] {
 			fmt.Fprintf(&b, "%s 1 %d %s/op %d thread-%s/op %d user-%s/op %d sys-%s/op\n",
