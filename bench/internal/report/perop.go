@@ -22,13 +22,15 @@ func perOpScene(scene string) bool {
 
 // perOpTable shows, for the related series' scenes, the median wall per
 // operation (µs, or thousands of instructions under icount) and its
-// inverse, operations per second. Empty when there are none.
+// inverse, operations per second (per 10^9 instructions under icount).
+// Empty when there are none.
 func (a *Analysis) perOpTable() string {
 	var b strings.Builder
 	lw := a.labelWidth()
-	u := "us/op"
+	u, r := "us/op", "op/s"
 	if a.icount {
-		u = "kinsn/op"
+		// Under icount a guest second is 10^9 instructions.
+		u, r = "kinsn/op", "op/Ginsn"
 	}
 	for _, sc := range a.scenes {
 		if !perOpScene(sc) {
@@ -38,7 +40,7 @@ func (a *Analysis) perOpTable() string {
 			fmt.Fprintf(&b, "\nRelated series, per operation (median wall per unit / operations per unit):\n\n")
 			fmt.Fprintf(&b, "%-*s", lw, "Scenario")
 			for _, st := range States {
-				fmt.Fprintf(&b, "%13s%11s", st+" "+u, st+" op/s")
+				fmt.Fprintf(&b, "%13s%12s", st+" "+u, st+" "+r)
 			}
 			b.WriteString("\n")
 		}
@@ -46,15 +48,15 @@ func (a *Analysis) perOpTable() string {
 		for _, st := range States {
 			ss := a.byScene[sc][st]
 			if len(ss) == 0 {
-				fmt.Fprintf(&b, "%13s%11s", "-", "-")
+				fmt.Fprintf(&b, "%13s%12s", "-", "-")
 				continue
 			}
 			per := a.median(sc, st, wall) / float64(max(ss[0].Ops, 1)) // ns (or insn)
 			rate := "-"
-			if !a.icount && per > 0 {
+			if per > 0 {
 				rate = fmt.Sprintf("%.1f", 1e9/per)
 			}
-			fmt.Fprintf(&b, "%13.2f%11s", per/1e3, rate)
+			fmt.Fprintf(&b, "%13.2f%12s", per/1e3, rate)
 		}
 		b.WriteString("\n")
 	}
