@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # netlink_mcast: two Go kselftest programs, netlink_mcast_semantics and
-# netlink_mcast_switch, and the benchmark netlink_mcast_bench (built and
-# installed, TEST_GEN_PROGS_EXTENDED, not run by run_tests). See README.md.
+# netlink_mcast_switch, the stress program netlink_mcast_stress and the
+# benchmark netlink_mcast_bench (both built and installed, not run by
+# run_tests; `make stress`, `make bench`). See README.md.
 #
 # Two modes, chosen automatically:
 #
@@ -15,8 +16,8 @@
 #   install INSTALL_PATH=..., clean, implemented below.
 #
 # Both modes also have `test` (the project's own Go tests) and
-# `vmtest KERNEL=bzImage [APPEND=...] [VMTEST_FLAGS=...]` (boot a kernel in
-# QEMU and run both programs there).
+# `vmtest KERNEL=bzImage [APPEND=...] [PROGS=...] [VMTEST_FLAGS=...]` (boot a
+# kernel in QEMU and run the programs there).
 #
 # Without a Go toolchain, kselftest mode runs binaries that are already built
 # and otherwise builds and runs nothing here, saying why: the rest of a
@@ -27,8 +28,11 @@ NLMC_PROGS := netlink_mcast_semantics netlink_mcast_switch
 NLMC_COLLECTION := netlink_mcast
 nlmc_pkg_netlink_mcast_semantics := ./semantics
 nlmc_pkg_netlink_mcast_switch := ./switchtest
-NLMC_EXTENDED := netlink_mcast_bench
+# Built and installed, but not run by run_tests: it runs for minutes.
+NLMC_EXTENDED := netlink_mcast_stress netlink_mcast_bench
+nlmc_pkg_netlink_mcast_stress := ./stress
 nlmc_pkg_netlink_mcast_bench := ./bench
+NLMC_STRESS_BIN = $(OUTPUT)/netlink_mcast_stress
 
 # --- Go toolchain ------------------------------------------------------------
 # sudo's secure_path usually drops /usr/local/go/bin, so look there too.
@@ -114,11 +118,12 @@ endif
 
 include $(KSFT_DIR)/lib.mk
 
-NLMC_BINS = $(addprefix $(OUTPUT)/,$(NLMC_PROGS) $(NLMC_EXTENDED))
+NLMC_BINS = $(addprefix $(OUTPUT)/,$(NLMC_PROGS))
+NLMC_EXT_BINS = $(addprefix $(OUTPUT)/,$(NLMC_EXTENDED))
 ifeq ($(nlmc_no_go),)
 # Also the bare names, for `TEST_GEN_PROGS=netlink_mcast_semantics` on the
 # command line (lib.mk then does not prefix $(OUTPUT)).
-$(sort $(NLMC_PROGS) $(NLMC_EXTENDED) $(NLMC_BINS)): $(NLMC_SRCS)
+$(sort $(NLMC_PROGS) $(NLMC_BINS) $(NLMC_EXTENDED) $(NLMC_EXT_BINS)): $(NLMC_SRCS)
 	$(nlmc_go_build)
 else ifeq ($(TEST_GEN_PROGS),)
 all: nlmc-skip-msg
@@ -128,17 +133,20 @@ else
 # ============================ standalone mode ================================
 OUTPUT := $(NLMC_DIR)
 NLMC_BINS = $(addprefix $(OUTPUT)/,$(NLMC_PROGS))
-NLMC_EXTENDED_BINS = $(addprefix $(OUTPUT)/,$(NLMC_EXTENDED))
+NLMC_EXT_BINS = $(addprefix $(OUTPUT)/,$(NLMC_EXTENDED))
 INSTALL_PATH ?=
 
-all: nlmc-need-go $(NLMC_BINS) $(NLMC_EXTENDED_BINS)
+all: nlmc-need-go $(NLMC_BINS) $(NLMC_EXT_BINS)
 
-$(NLMC_BINS) $(NLMC_EXTENDED_BINS): $(NLMC_SRCS) | nlmc-need-go
+$(NLMC_BINS) $(NLMC_EXT_BINS): $(NLMC_SRCS) | nlmc-need-go
 	$(nlmc_go_build)
 
 # Like kselftest/runner.sh: a TAP header, "# " before every line a program
 # prints (stderr included), one result line per program, the settings
-# timeout (or $kselftest_override_timeout). Fails if any program failed.
+# timeout (or $kselftest_override_timeout), and each program's arguments
+# from KSELFTEST_<NAME>_ARGS, NAME being the program's name upper-cased
+# with every character but [A-Za-z0-9] turned into _ (split into words,
+# unquoted, as the runner does). Fails if any program failed.
 run_tests: all
 	@cd $(NLMC_DIR); \
 	t=$$(sed -n 's/^timeout=\([0-9][0-9]*\).*/\1/p' settings); \
@@ -148,9 +156,11 @@ run_tests: all
 	n=0; fail=0; exec 4>&1; \
 	for p in $(NLMC_BINS); do \
 		n=$$((n + 1)); b=$${p##*/}; \
+		v=KSELFTEST_$$(printf %s "$$b" | tr -c '[:alnum:]' _ | tr '[:lower:]' '[:upper:]')_ARGS; \
+		eval "args=\$${$$v:-}"; \
 		echo "# $${how:-timeout set to} $$t"; \
 		echo "# selftests: $(NLMC_COLLECTION): $$b"; \
-		rc=$$( { (cd "$${p%/*}" && timeout --foreground $$t timeout $$t ./$$b 2>&1; \
+		rc=$$( { (cd "$${p%/*}" && timeout --foreground $$t timeout $$t ./$$b $$args 2>&1; \
 			echo $$? >&3) | sed 's/^/# /' >&4; } 3>&1 ); \
 		case $$rc in \
 		0) echo "ok $$n selftests: $(NLMC_COLLECTION): $$b";; \
@@ -164,11 +174,11 @@ run_tests: all
 install: all
 	@test -n "$(INSTALL_PATH)" || { echo "Error: set INSTALL_PATH to use install" >&2; exit 2; }
 	mkdir -p $(INSTALL_PATH)
-	install -m 0755 $(NLMC_BINS) $(NLMC_EXTENDED_BINS) $(INSTALL_PATH)/
+	install -m 0755 $(NLMC_BINS) $(NLMC_EXT_BINS) $(INSTALL_PATH)/
 	install -m 0644 $(NLMC_DIR)/config $(NLMC_DIR)/settings $(INSTALL_PATH)/
 
 clean:
-	rm -f $(NLMC_BINS) $(NLMC_EXTENDED_BINS)
+	rm -f $(NLMC_BINS) $(NLMC_EXT_BINS)
 
 .PHONY: all run_tests install clean
 endif
@@ -179,15 +189,39 @@ endif
 test: nlmc-need-go
 	cd $(NLMC_DIR) && $(NLMC_GOENV) $(NLMC_GO) test -count=1 ./...
 
-# Boot KERNEL in QEMU (software emulation) and run both programs in it.
-# VMTEST_FLAGS: more vmtest flags, e.g. -timeout 600s -v.
+# Boot KERNEL in QEMU (software emulation) and run the programs in it.
+# PROGS: which programs (default: all), by name or without the
+# netlink_mcast_ prefix, e.g. PROGS=switch.
+# VMTEST_FLAGS: more vmtest flags, e.g. -netns -icount -timeout 600s -v
+# -prog-args 'netlink_mcast_switch=-t switch_default_off' (see go doc ./vmtest).
 KERNEL ?=
 APPEND ?=
 VMTEST_FLAGS ?=
-vmtest: nlmc-need-go $(NLMC_BINS)
+PROGS ?=
+nlmc_vmtest_bins = $(addprefix $(OUTPUT)/,$(if $(PROGS),$(foreach p,$(PROGS),\
+	$(if $(filter netlink_mcast_%,$(p)),$(p),netlink_mcast_$(p))),$(NLMC_PROGS)))
+vmtest: nlmc-need-go $(nlmc_vmtest_bins)
 	@test -n "$(KERNEL)" || { echo "Error: set KERNEL=path/to/bzImage" >&2; exit 2; }
 	cd $(NLMC_DIR) && $(filter-out GOARCH=%,$(NLMC_GOENV)) $(NLMC_GO) run ./vmtest \
-		-kernel $(abspath $(KERNEL)) -append "$(APPEND)" $(VMTEST_FLAGS) $(NLMC_BINS)
+		-kernel $(abspath $(KERNEL)) -append "$(APPEND)" $(VMTEST_FLAGS) $(nlmc_vmtest_bins)
+
+# The stress program on the running kernel, or booted with KERNEL in QEMU
+# (vmtest-stress). STRESS_ARGS: its flags, e.g. -duration 10s -mode switch;
+# the default runs each of its three modes for 60 s (longer, up to 4 times,
+# until every sender has 100 batches). STRESS_TIMEOUT, in seconds, bounds
+# the program in the guest (nlmc.timeout) and the VM run: leave room for
+# three times -max-duration plus setup.
+STRESS_ARGS ?=
+STRESS_TIMEOUT ?= 1200
+stress: nlmc-need-go $(NLMC_STRESS_BIN)
+	$(NLMC_STRESS_BIN) $(STRESS_ARGS)
+
+vmtest-stress: nlmc-need-go $(NLMC_STRESS_BIN)
+	@test -n "$(KERNEL)" || { echo "Error: set KERNEL=path/to/bzImage" >&2; exit 2; }
+	cd $(NLMC_DIR) && $(filter-out GOARCH=%,$(NLMC_GOENV)) $(NLMC_GO) run ./vmtest \
+		-kernel $(abspath $(KERNEL)) -append "nlmc.timeout=$(STRESS_TIMEOUT) $(APPEND)" \
+		-timeout $$(($(STRESS_TIMEOUT) + 120))s \
+		-args "$(STRESS_ARGS)" $(VMTEST_FLAGS) $(NLMC_STRESS_BIN)
 
 # Run netlink_mcast_bench's design in QEMU: boot pairs of KERNEL_U
 # (state U) and KERNEL_P (P0 and P1 alternating), collect the samples and
@@ -211,4 +245,4 @@ nlmc-need-go:
 nlmc-skip-msg:
 	@echo "netlink_mcast: SKIP building $(NLMC_PROGS): $(nlmc_no_go)" >&2
 
-.PHONY: test vmtest bench nlmc-need-go nlmc-skip-msg
+.PHONY: test vmtest stress vmtest-stress bench nlmc-need-go nlmc-skip-msg

@@ -173,7 +173,7 @@ func (f *fixture) newSource(name string, sc Scene, routes int) (*source, error) 
 	}
 	f.onClose(func() { ctl.Close() })
 	src := &source{ns: ns, ctl: ctl}
-	if err := ctl.Sock.SetReceiveBuffer(controlBuffer, true); err != nil {
+	if err := ctl.Sock.ForceReceiveBuffer(controlBuffer); err != nil {
 		return nil, err
 	}
 	if sc.CompatMode >= 0 {
@@ -209,7 +209,7 @@ func (f *fixture) newSource(name string, sc Scene, routes int) (*source, error) 
 		if err := subscribe(s, groupIPv4Route); err != nil {
 			return nil, err
 		}
-		if err := s.SetReceiveBuffer(receiveBuffer, true); err != nil {
+		if err := s.ForceReceiveBuffer(receiveBuffer); err != nil {
 			return nil, err
 		}
 		src.recipients = append(src.recipients, &recipient{sock: s, nsid: -1})
@@ -314,7 +314,7 @@ func (f *fixture) addMonitor() error {
 	if err := s.SetOption(unix.NETLINK_LISTEN_ALL_NSID, true); err != nil {
 		return err
 	}
-	if err := s.SetReceiveBuffer(receiveBuffer, true); err != nil {
+	if err := s.ForceReceiveBuffer(receiveBuffer); err != nil {
 		return err
 	}
 	src.recipients = append(src.recipients, &recipient{sock: s, nsid: monitorNSID})

@@ -208,7 +208,7 @@ func setnsDump(x, origin *netns.NS, check func(string, []netlink.Message, []netl
 	if err != nil {
 		return fmt.Errorf("socket in X: %w", err)
 	}
-	c := &rtnl.Conn{NS: x, Sock: nlsock.FromFD(fd, unix.NETLINK_ROUTE, "getifaddrs", "X")}
+	c := &rtnl.Conn{Sock: nlsock.FromFD(fd, unix.NETLINK_ROUTE, "getifaddrs", "X")}
 	defer c.Close()
 	l, err := c.Dump(rtnl.DumpLinksIn(-1))
 	if err != nil {
@@ -264,7 +264,7 @@ func buildTCFilter(sc Scene) (*relatedFixture, error) {
 	if sc.D == tcListener {
 		if listener, err = nlsock.Open(t, unix.NETLINK_ROUTE, "tc-listener"); err == nil {
 			if err = listener.Bind(0, 1<<(unix.RTNLGRP_TC-1)); err == nil {
-				err = listener.SetReceiveBuffer(receiveBuffer, true)
+				err = listener.ForceReceiveBuffer(receiveBuffer)
 			}
 		}
 		if err != nil {

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 // Package ktap writes the kselftest flavour of TAP: the output format of
 // tools/testing/selftests/kselftest.h and net/lib/py/ksft.py, which the
 // kselftest runner, run_kselftest.sh and netdev CI (NIPA) parse.
@@ -55,6 +57,8 @@ type Writer struct {
 	n       int
 	counts  [4]int
 	header  bool
+	bailed  bool
+	err     error // the first failed write
 }
 
 // New returns a Writer on w. The `TAP version 13` header is left out when
@@ -66,7 +70,17 @@ func New(w io.Writer) *Writer {
 func (w *Writer) line(s string) {
 	// One Write per line: fd 1 is unbuffered in Go, so each line reaches
 	// the runner as soon as it is printed.
-	io.WriteString(w.w, s+"\n")
+	if _, err := io.WriteString(w.w, s+"\n"); err != nil && w.err == nil {
+		w.err = err
+	}
+}
+
+// Err returns the first write that failed, or nil. A stream that could not
+// be written is no result: Finish and SkipAll then return ExitFail.
+func (w *Writer) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
 }
 
 // Plan prints the header and the plan line `1..n`.
@@ -89,6 +103,9 @@ func (w *Writer) SkipAll(reason string) int {
 		w.line("TAP version 13")
 	}
 	w.line("1..0 # SKIP " + oneLine(reason))
+	if w.err != nil {
+		return ExitFail
+	}
 	return ExitSkip
 }
 
@@ -106,7 +123,8 @@ func (w *Writer) diag(text string) {
 }
 
 // Result prints the result line of the next case. reason is the SKIP or
-// XFAIL reason (ignored for Pass and Fail). A non-negative elapsed adds
+// XFAIL reason, or for Fail a note after the description (`not ok 3 name #
+// interrupted by SIGTERM`); it is ignored for Pass. A non-negative elapsed adds
 // `time=NNNms`, which NIPA records as the case's duration; it follows the
 // reason so that the directive still starts with SKIP or XFAIL.
 func (w *Writer) Result(name string, r Result, reason string, elapsed time.Duration) {
@@ -125,6 +143,10 @@ func (w *Writer) Result(name string, r Result, reason string, elapsed time.Durat
 		directive = append(directive, "SKIP "+oneLine(reason))
 	case XFail:
 		directive = append(directive, "XFAIL "+oneLine(reason))
+	case Fail:
+		if reason != "" {
+			directive = append(directive, oneLine(reason))
+		}
 	}
 	if elapsed >= 0 {
 		directive = append(directive, fmt.Sprintf("time=%dms", elapsed.Milliseconds()))
@@ -135,11 +157,14 @@ func (w *Writer) Result(name string, r Result, reason string, elapsed time.Durat
 	w.line(b.String())
 }
 
-// Counts returns how many cases got each result so far.
-func (w *Writer) Counts() (pass, fail, xfail, skip int) {
+// BailOut prints `Bail out! reason`: the program found a failure that
+// belongs to no case (a kernel report after the last case). Finish then
+// still prints the totals, and returns ExitFail.
+func (w *Writer) BailOut(reason string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.counts[Pass], w.counts[Fail], w.counts[XFail], w.counts[Skip]
+	w.bailed = true
+	w.line("Bail out! " + oneLine(reason))
 }
 
 // Finish prints the totals line (last line of the stream) and returns the
@@ -154,7 +179,7 @@ func (w *Writer) Finish() int {
 	}
 	w.line(fmt.Sprintf("# Totals: pass:%d fail:%d xfail:%d xpass:0 skip:%d error:0", pass, fail, xfail, skip))
 	switch {
-	case fail > 0 || w.n != w.planned:
+	case fail > 0 || w.n != w.planned || w.err != nil || w.bailed:
 		return ExitFail
 	case w.planned > 0 && skip == w.planned:
 		return ExitSkip

@@ -1,9 +1,20 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package selftests
 
 import (
+	"fmt"
+	"os"
 	"regexp"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func fakeSuite(cleanedUp *bool) Suite {
@@ -42,10 +53,11 @@ var timing = regexp.MustCompile(`( #)? time=\d+ms`)
 func TestMainResults(t *testing.T) {
 	out, _, code, cleaned := runFake(t)
 	out = timing.ReplaceAllString(out, "")
+	out = regexp.MustCompile(`main_test.go:\d+:`).ReplaceAllString(out, "main_test.go:LINE:") // TestMainFileLine checks the numbers
 	for _, want := range []string{
 		"1..5\n",
 		"ok 1 prog.passes\n",
-		"# fails: socket \"a\": boom\n# fails: cleanup ran\nnot ok 2 prog.fails\n",
+		"# fails: main_test.go:LINE: socket \"a\": boom\n# fails: main_test.go:LINE: cleanup ran\nnot ok 2 prog.fails\n",
 		"ok 3 prog.skips # SKIP no u32 classifier\n",
 		"ok 4 prog.xfails # XFAIL value already modified\n",
 		"# panics: panic: kaboom\n",
@@ -82,8 +94,162 @@ func TestMainSelectAndList(t *testing.T) {
 	}
 }
 
+func TestMainRunsARepeatedCaseOnce(t *testing.T) {
+	out, _, code, _ := runFake(t, "-t", "passes", "-t", "passes")
+	if code != 0 || !strings.Contains(out, "1..1\n") || strings.Count(out, "prog.passes") != 1 {
+		t.Errorf("-t passes -t passes: exit %d, output:\n%s", code, out)
+	}
+	out, _, code, _ = runFake(t, "-l", "-t", "skips", "-t", "passes")
+	if code != 0 || out != "skips\npasses\n" {
+		t.Errorf("-l -t skips -t passes: exit %d, output %q", code, out)
+	}
+}
+
+func TestMainQuotesUnknownFlags(t *testing.T) {
+	_, errs, code, _ := runFake(t, "-\x1b[31mred")
+	if code != 1 || !strings.Contains(errs, `unknown flag "-\x1b[31mred"`) || strings.Contains(errs, "\x1b") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
+
+// failingWriter fails every write, as stdout on /dev/full does (ENOSPC).
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, unix.ENOSPC }
+
+func TestMainStdoutWriteFailure(t *testing.T) {
+	preflight = func() string { return "" }
+	t.Cleanup(func() { preflight = cannotRun })
+	for _, args := range [][]string{nil, {"-l"}} {
+		var errs strings.Builder
+		cleaned := false
+		code := run(fakeSuite(&cleaned), args, failingWriter{}, &errs)
+		if code != 1 || !strings.Contains(errs.String(), "to stdout: no space left on device") {
+			t.Errorf("%q: exit %d, stderr %q; want 1 and the write error", args, code, errs.String())
+		}
+	}
+}
+
+// TestMainFileLine: every message names the line of the case that made
+// it, past the functions marked with Helper, as testing.T does.
+func TestMainFileLine(t *testing.T) {
+	preflight = func() string { return "" }
+	t.Cleanup(func() { preflight = cannotRun })
+	check := func(t T, ok bool) {
+		t.Helper()
+		if !ok {
+			t.Errorf("check failed")
+		}
+	}
+	_, _, line, _ := runtime.Caller(0)
+	s := Suite{Name: "prog", Cases: []Case{{Name: "c", Run: func(t T) {
+		check(t, false) // line+2
+		func() {
+			t.Helper()
+			t.Fatalf("fatal in a helper closure") // line+5, reported at line+6
+		}()
+	}}}}
+	var out strings.Builder
+	run(s, nil, &out, &strings.Builder{})
+	for _, want := range []string{
+		fmt.Sprintf("# c: main_test.go:%d: check failed\n", line+2),
+		fmt.Sprintf("# c: main_test.go:%d: fatal in a helper closure\n", line+6),
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestMainDeadline: a case that blocks forever on a receive fails alone,
+// with its name and where it is blocked; its cleanups run, and the program
+// goes on with the next case.
+func TestMainDeadline(t *testing.T) {
+	preflight = func() string { return "" }
+	t.Cleanup(func() { preflight = cannotRun })
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The blocked goroutine keeps fds[0] for the life of the test binary.
+	t.Cleanup(func() { unix.Close(fds[1]) })
+	var cleaned atomic.Bool
+	s := Suite{Name: "prog", Cases: []Case{
+		{Name: "hangs", Run: func(t T) {
+			t.Cleanup(func() { cleaned.Store(true) })
+			unix.Recvfrom(fds[0], make([]byte, 1), 0) // nothing is ever sent
+			t.Errorf("recvfrom returned")
+		}},
+		{Name: "passes", Run: func(t T) {}},
+		{Name: "slow but allowed", Timeout: time.Second, Run: func(t T) { time.Sleep(300 * time.Millisecond) }},
+	}}
+	var out strings.Builder
+	start := time.Now()
+	code := run(s, []string{"-deadline", "200ms"}, &out, &strings.Builder{})
+	got := timing.ReplaceAllString(out.String(), "")
+	for _, want := range []string{
+		"# hangs: TIMEOUT: still running after the per-case deadline of 200ms; its goroutine is blocked [syscall",
+		"<- nlmcast/selftests.TestMainDeadline.func4 (main_test.go:",
+		"not ok 1 prog.hangs # TIMEOUT: still running after the per-case deadline of 200ms\n",
+		"ok 2 prog.passes\n",
+		"ok 3 prog.slow but allowed\n",
+		"# Totals: pass:2 fail:1 ",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if code != 1 || !cleaned.Load() {
+		t.Errorf("exit %d (want 1), cleanup ran: %v", code, cleaned.Load())
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
+}
+
+// resetStop forgets a signal a test sent.
+func resetStop() {
+	stop.once = sync.Once{}
+	stop.done = make(chan struct{})
+	stop.flagged.Store(false)
+}
+
+// TestMainInterrupted: a SIGTERM during a case ends it as interrupted, not
+// as a kernel failure; the later cases do not run, and the Totals line
+// stays last.
+func TestMainInterrupted(t *testing.T) {
+	preflight = func() string { return "" }
+	t.Cleanup(func() { preflight = cannotRun })
+	t.Cleanup(resetStop)
+	s := Suite{Name: "prog", Cases: []Case{
+		{Name: "signalled", Run: func(t T) {
+			syscall.Kill(os.Getpid(), syscall.SIGTERM)
+			for end := time.Now().Add(5 * time.Second); !Interrupted() && time.Now().Before(end); {
+				time.Sleep(time.Millisecond) // test only: the handler runs asynchronously
+			}
+			t.Errorf("2 rows missing")
+		}},
+		{Name: "after", Run: func(t T) { t.Errorf("ran after the signal") }},
+	}}
+	var out strings.Builder
+	code := run(s, nil, &out, &strings.Builder{})
+	got := timing.ReplaceAllString(out.String(), "")
+	for _, want := range []string{
+		": (interrupted by SIGTERM) 2 rows missing\n",
+		"not ok 1 prog.signalled # interrupted by SIGTERM\n",
+		"# interrupted by SIGTERM: after and the 0 cases after it did not run\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if !strings.HasSuffix(got, "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0\n") || strings.Contains(got, "ran after") || code != 1 {
+		t.Errorf("exit %d, output:\n%s", code, got)
+	}
+}
+
 func TestMainUsageErrors(t *testing.T) {
-	for _, args := range [][]string{{"-x"}, {"-t", "nope"}, {"extra"}} {
+	for _, args := range [][]string{{"-x"}, {"-t", "nope"}, {"-l", "-t", "nope"}, {"extra"}, {"-deadline", "0s"}} {
 		out, errs, code, _ := runFake(t, args...)
 		if code != 1 || out != "" || !strings.Contains(errs, "usage:") {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errs)
@@ -103,5 +269,44 @@ func TestMainCannotRun(t *testing.T) {
 	code := run(fakeSuite(&cleaned), nil, &out, &strings.Builder{})
 	if code != 4 || out.String() != "TAP version 13\n1..0 # SKIP must be run as root (needs CAP_NET_ADMIN)\n" {
 		t.Errorf("exit %d, output %q", code, out.String())
+	}
+}
+
+// TestMainVerbose: with -v every socket's transcript is printed also when
+// it is as expected; without it, only a mismatch shows.
+func TestMainVerbose(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: creates a network namespace")
+	}
+	s := Suite{Name: "prog", Cases: []Case{{Name: "addr", Run: func(t T) {
+		n := NewNS(t, "S")
+		a := n.Socket("a", Join(unix.RTNLGRP_IPV4_IFADDR))
+		quiet := n.Socket("quiet")
+		e := n.AddAddr()
+		a.Expect(e.NewAddr())
+		quiet.Expect()
+	}}}}
+	var out strings.Builder
+	if code := run(s, []string{"-v"}, &out, &strings.Builder{}); code != 0 {
+		t.Fatalf("-v: exit %d:\n%s", code, out.String())
+	}
+	for _, want := range []string{
+		`# addr: main_test.go:`,
+		`: socket "a" in netns S (portid `,
+		"): as expected:\n#   RTM_NEWADDR flags=0 seq=",
+		" [198.51.100.1/32 dev 1]\n",
+		`: socket "quiet" in netns S (portid `,
+		"): as expected:\n#   (nothing)\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("-v: output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if testing.Verbose() {
+		return // go test -v turns the harness's verbose mode on as well
+	}
+	out.Reset()
+	if code := run(s, nil, &out, &strings.Builder{}); code != 0 || strings.Contains(out.String(), "as expected") {
+		t.Errorf("without -v: exit %d, output:\n%s", code, out.String())
 	}
 }

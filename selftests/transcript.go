@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package selftests
 
 import (
@@ -16,6 +18,7 @@ import (
 // with everything the kernel told about it, or a receive error.
 type Line struct {
 	Type     uint16
+	Flags    uint16 // nlmsg_flags
 	Seq, Pid uint32 // nlmsghdr
 	FromPid  uint32 // msg_name nl_pid (0: the kernel)
 	FromMask uint32 // msg_name nl_groups
@@ -30,7 +33,7 @@ func (l Line) String() string {
 		return "recvmsg error " + errnoName(l.Err)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s seq=%d pid=%d from=%d/%#x", rtnl.TypeName(l.Type), l.Seq, l.Pid, l.FromPid, l.FromMask)
+	fmt.Fprintf(&b, "%s flags=%s seq=%d pid=%d from=%d/%#x", rtnl.TypeName(l.Type), rtnl.FlagNames(l.Type, l.Flags), l.Seq, l.Pid, l.FromPid, l.FromMask)
 	if l.PktInfo != nil {
 		fmt.Fprintf(&b, " pktinfo=%d", *l.PktInfo)
 	}
@@ -57,7 +60,7 @@ func lines(d nlsock.Datagram) []Line {
 	var out []Line
 	for _, m := range d.Msgs {
 		out = append(out, Line{
-			Type: uint16(m.Header.Type), Seq: m.Header.Sequence, Pid: m.Header.PID,
+			Type: uint16(m.Header.Type), Flags: uint16(m.Header.Flags), Seq: m.Header.Sequence, Pid: m.Header.PID,
 			FromPid: d.FromPid, FromMask: d.FromMask, PktInfo: d.Group, NSID: d.NSID,
 			Detail: rtnl.Describe(m),
 		})
@@ -70,6 +73,7 @@ func lines(d nlsock.Datagram) []Line {
 // with NETLINK_PKTINFO gets the group in a control message.
 type Msg struct {
 	Type     uint16
+	Flags    uint16 // nlmsg_flags, compared exactly on every socket
 	Seq, Pid uint32
 	Group    uint32 // the destination group (0 for a unicast)
 	FromPid  uint32 // the sender's portid for user multicast, else 0
@@ -77,6 +81,9 @@ type Msg struct {
 	nsid     *int32
 	err      error
 }
+
+// WithFlags returns m with nlmsg_flags set to flags.
+func (m Msg) WithFlags(flags uint16) Msg { m.Flags = flags; return m }
 
 // NSID says the message comes from another namespace whose id, in the
 // receiver's namespace, is id: a LISTEN_ALL_NSID receiver gets it as a
@@ -103,16 +110,14 @@ func Notification(typ uint16, group uint32, detail string) Msg {
 // overrun.
 func RecvError(errno unix.Errno) Msg { return Msg{err: errno} }
 
-// Ack is the ACK of the request with sequence seq sent by portid pid.
+// Ack is the ACK of the request with sequence seq sent by portid pid. A
+// success ACK carries only the request's header, never its payload, and
+// says so with NLM_F_CAPPED (netlink_ack(): the payload is copied only for
+// an error without NETLINK_CAP_ACK; every other ACK gets NLM_F_CAPPED; the
+// same on 6.1, 6.12 and 6.18). The subscriber sockets that request have no
+// NETLINK_EXT_ACK, so no NLM_F_ACK_TLVS.
 func Ack(seq, pid uint32) Msg {
-	return Msg{Type: unix.NLMSG_ERROR, Seq: seq, Pid: pid, Detail: "errno 0"}
-}
-
-func groupMask(g uint32) uint32 {
-	if g == 0 || g > 32 {
-		return 0
-	}
-	return 1 << (g - 1)
+	return Msg{Type: unix.NLMSG_ERROR, Flags: unix.NLM_F_CAPPED, Seq: seq, Pid: pid, Detail: "errno 0"}
 }
 
 // line is what m looks like on s.
@@ -120,7 +125,7 @@ func (m Msg) line(s *nlsock.Socket) Line {
 	if m.err != nil {
 		return Line{Err: m.err}
 	}
-	l := Line{Type: m.Type, Seq: m.Seq, Pid: m.Pid, FromPid: m.FromPid, FromMask: groupMask(m.Group), Detail: m.Detail}
+	l := Line{Type: m.Type, Flags: m.Flags, Seq: m.Seq, Pid: m.Pid, FromPid: m.FromPid, FromMask: nlsock.GroupMask(m.Group), Detail: m.Detail}
 	if s.PktInfo() {
 		g := m.Group
 		l.PktInfo = &g
@@ -135,7 +140,7 @@ func (l Line) matches(want Line) bool {
 	if want.Err != nil || l.Err != nil {
 		return want.Err != nil && l.Err != nil && errors.Is(l.Err, want.Err)
 	}
-	return l.Type == want.Type && l.Seq == want.Seq && l.Pid == want.Pid &&
+	return l.Type == want.Type && l.Flags == want.Flags && l.Seq == want.Seq && l.Pid == want.Pid &&
 		l.FromPid == want.FromPid && l.FromMask == want.FromMask &&
 		eqPtr(l.PktInfo, want.PktInfo) && eqPtr(l.NSID, want.NSID) &&
 		(want.Detail == "" || l.Detail == want.Detail)
@@ -179,6 +184,11 @@ func diff(want, got []Line) string {
 		fmt.Fprintf(&b, "%s %-*s | %s\n", mark, width, w, g)
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// indent joins rendered lines, each indented, for a log message.
+func indent(rows []string) string {
+	return "  " + strings.Join(rows, "\n  ")
 }
 
 func render(ls []Line) []string {

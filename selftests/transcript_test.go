@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package selftests
 
 import (
@@ -45,10 +47,20 @@ func TestDiffShowsEveryDifference(t *testing.T) {
 	}
 }
 
-func TestGroupMask(t *testing.T) {
-	for g, want := range map[uint32]uint32{0: 0, 1: 1, 5: 0x10, 32: 0x80000000, 33: 0, 36: 0} {
-		if got := groupMask(g); got != want {
-			t.Errorf("groupMask(%d) = %#x, want %#x", g, got, want)
+// Header flags are compared on every row and shown on both sides.
+func TestDiffComparesFlags(t *testing.T) {
+	want := []Line{{Type: unix.RTM_NEWROUTE, Flags: unix.NLM_F_REPLACE}}
+	got := []Line{{Type: unix.RTM_NEWROUTE, Flags: unix.NLM_F_CREATE | unix.NLM_F_EXCL}}
+	d := diff(want, got)
+	if d == "" {
+		t.Fatal("lines that differ only in nlmsg_flags match")
+	}
+	for _, s := range []string{"flags=REPLACE", "flags=EXCL|CREATE"} {
+		if !strings.Contains(d, s) {
+			t.Errorf("diff lacks %q:\n%s", s, d)
 		}
+	}
+	if d := diff(got, got); d != "" {
+		t.Errorf("equal flags differ:\n%s", d)
 	}
 }

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package selftests
 
 import (
@@ -53,15 +55,15 @@ func runUserNSHelper(proto string) error {
 	if err != nil {
 		return fmt.Errorf("%s=%q: %w", userNSHelperEnv, proto, err)
 	}
-	sock, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, p)
+	sock, err := nlsock.OpenHere(p, "helper", "of the helper")
 	if err != nil {
-		return fmt.Errorf("netlink socket (protocol %d): %w", p, err)
+		return err
 	}
 	ns, err := unix.Open("/proc/self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("open /proc/self/ns/net: %w", err)
 	}
-	if err := unix.Sendmsg(helperFD, []byte{0}, unix.UnixRights(sock, ns), nil, 0); err != nil {
+	if err := unix.Sendmsg(helperFD, []byte{0}, unix.UnixRights(sock.FD(), ns), nil, 0); err != nil {
 		return fmt.Errorf("sendmsg(SCM_RIGHTS): %w", err)
 	}
 	return nil
@@ -82,34 +84,21 @@ var ErrNoUserNS = errors.New("cannot create a user namespace")
 // When user namespaces are unavailable, NewUserNS returns an error wrapping
 // ErrNoUserNS, for the case to skip with once it has checked what needs
 // none. Any other failure fails the case.
-func (e *Env) NewUserNS(name, sockName string, proto int) (*NS, *Sock, error) {
-	e.t.Helper()
+func NewUserNS(t T, name, sockName string, proto int) (*NS, *Sock, error) {
+	t.Helper()
 	sockFD, nsFD, err := startUserNSHelper(proto)
 	if errors.Is(err, ErrNoUserNS) {
 		return nil, nil, err
 	}
 	if err != nil {
-		e.t.Fatalf("netns %s: %v", name, err)
+		t.Fatalf("netns %s: %v", name, err)
 	}
 	ns := netns.FromFD(name, nsFD)
-	e.t.Cleanup(func() { ns.Close() })
+	t.Cleanup(func() { ns.Close() })
 	s := nlsock.FromFD(sockFD, proto, sockName, name)
-	n, err := prepare(ns)
-	if err != nil {
-		s.Close()
-		e.t.Fatalf("prepare netns %s: %v", name, err)
-	}
-	n.env = e
-	e.t.Cleanup(n.close)
-	return n, n.Adopt(s), nil
-}
-
-// Adopt makes s, a socket that lives in n but was opened elsewhere (by a
-// helper process, or on a thread with other credentials), a Sock of the
-// case: Expect works on it, and it is closed when the case ends.
-func (n *NS) Adopt(s *nlsock.Socket) *Sock {
-	n.env.t.Cleanup(func() { s.Close() })
-	return &Sock{Socket: s, ns: n}
+	t.Cleanup(func() { s.Close() })
+	n := prepare(t, ns)
+	return n, &Sock{Socket: s, ns: n}, nil
 }
 
 // startUserNSHelper runs the helper and receives its socket and namespace.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 // Command netlink_mcast_switch checks net.core.netlink_route_mc_index, the
 // switch of the "optional per-netns ROUTE multicast index" series: that it
 // defaults to 0, exists only in the initial namespace, accepts only 0 and
@@ -5,6 +7,10 @@
 // account the moment it flips, and never changes which sockets receive a
 // notification: a delivery matrix run in mode 0 and in mode 1 must give
 // the unpatched kernel's result, socket by socket, message by message.
+// Each kind of subscription change is made in one mode and checked after
+// the flip to the other (flips.go), and the semantics suite's whole table
+// runs again with the switch at 1 and at 0 (modes.go), so that one default
+// run covers both walks.
 //
 // On a kernel without the switch every case SKIPs (exit status 4). The
 // program saves the switch's value before the first case and puts it back

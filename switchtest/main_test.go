@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import (
@@ -33,5 +35,5 @@ func TestScenarioInCurrentMode(t *testing.T) {
 		t.Skip("needs root: creates network namespaces")
 	}
 	t.Logf("netlink_route_mc_index=%s", selftests.RouteMCIndex())
-	newScenario(t, selftests.NewEnv(t), "").full()
+	newScenario(t, "").full()
 }

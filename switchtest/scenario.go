@@ -1,9 +1,12 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import (
 	"golang.org/x/sys/unix"
 
 	"nlmcast/selftests"
+	"nlmcast/selftests/nlsock"
 	"nlmcast/selftests/rtnl"
 )
 
@@ -11,8 +14,8 @@ import (
 // four namespaces with subscribers of every kind, events that reach them
 // through every rule of do_one_broadcast(), and a model of that function
 // that says, for each event, which member receives what. The model is
-// the unpatched kernel's behaviour (cases.md §2.2), which the switch must
-// not change; every transcript is checked against it in full.
+// the unpatched kernel's behaviour, which the switch must not change;
+// every transcript is checked against it in full.
 //
 // Namespaces and ids ("O: S=0" means O has the id 0 for S):
 //
@@ -23,23 +26,12 @@ import (
 //
 // Nobody maps O, and nobody maps U until S does in the full script.
 
-// Groups beyond the ones cases.md names. The kernel never sends on the
-// two unused groups, so user multicast there reaches only the member the
-// flood is for.
+// The flood groups: the kernel never sends on these two unused groups,
+// so user multicast there reaches only the member the flood is for.
 const (
 	floodA = unix.RTNLGRP_NOP2
 	floodB = unix.RTNLGRP_NOP4
 )
-
-// collidingPortid is bound explicitly by r in S and by ox in O: portids
-// are unique per namespace only, and do_one_broadcast() compares the
-// excluded portid before the namespace, so ox misses r's ECHO'd event.
-// Autobind never picks it (process id, then values from -4096 down).
-const collidingPortid = 0x7fff0001
-
-// burstSize user multicasts overrun a minimal receive buffer (it holds
-// two or three of them) several times over.
-const burstSize = 16
 
 // spec describes a member.
 type spec struct {
@@ -51,6 +43,8 @@ type spec struct {
 	portid uint32
 	tiny   bool   // minimal receive buffer: a flood on group flood overruns it
 	flood  uint32 // the group its flood uses (tiny members only)
+	proto  int    // the netlink protocol; 0 is NETLINK_ROUTE
+	noCap  bool   // opened without CAP_NET_BROADCAST (selftests.NS.SocketWithout)
 }
 
 const (
@@ -76,7 +70,7 @@ const (
 //	sx  PKTINFO; NSID (28), NEXTHOP (32) and STATS (36, msg_name groups 0)
 //	us  sends user multicast on group 5, and is subscribed to it
 //	ud  the sendto() destination of one of them: the unicast only
-//	r   NLM_F_ECHO requester with the explicit portid collidingPortid
+//	r   NLM_F_ECHO requester with the explicit portid selftests.CollidingPortid
 //	oa  ALL_NSID and PKTINFO in O (O: S=0), every kernel group of S
 //	op  plain in O: hears only O
 //	ox  ALL_NSID in O with r's portid: skipped by r's echoed event
@@ -91,11 +85,11 @@ var matrix = []spec{
 	{ns: "S", name: "sx", groups: []uint32{gAddr, gNSID, gNexthop, gStats}, opts: []int{pktinfo}},
 	{ns: "S", name: "us", groups: []uint32{gAddr}},
 	{ns: "S", name: "ud", groups: []uint32{gAddr}},
-	{ns: "S", name: "r", groups: []uint32{gAddr}, portid: collidingPortid},
+	{ns: "S", name: "r", groups: []uint32{gAddr}, portid: selftests.CollidingPortid},
 	{ns: "S", name: "w", groups: []uint32{gTC, floodA}, opts: []int{bcastErr}, tiny: true, flood: floodA},
 	{ns: "O", name: "oa", groups: []uint32{gAddr, gRoute, gNSID, gNexthop, gStats}, opts: []int{allNSID, pktinfo}},
 	{ns: "O", name: "op", groups: []uint32{gAddr, gRoute}},
-	{ns: "O", name: "ox", groups: []uint32{gAddr}, opts: []int{allNSID}, portid: collidingPortid},
+	{ns: "O", name: "ox", groups: []uint32{gAddr}, opts: []int{allNSID}, portid: selftests.CollidingPortid},
 	{ns: "O", name: "wo", groups: []uint32{gTC, floodB}, opts: []int{allNSID, bcastErr}, tiny: true, flood: floodB},
 	{ns: "F", name: "fp", groups: []uint32{gAddr, gRoute, gStats}},
 	{ns: "F", name: "fa", groups: []uint32{gAddr}, opts: []int{allNSID}},
@@ -111,6 +105,7 @@ type member struct {
 	groups map[uint32]bool
 	flood  uint32
 	bcast  bool // NETLINK_BROADCAST_ERROR
+	noCap  bool // its file credentials lack CAP_NET_BROADCAST
 
 	want      []selftests.Msg // expected since the last check
 	congested bool            // overrun: the kernel drops everything until it is drained
@@ -121,7 +116,6 @@ type member struct {
 // scenario is one instance of the matrix.
 type scenario struct {
 	t          selftests.T
-	env        *selftests.Env
 	S, O, F, U *selftests.NS
 	ns         map[string]*selftests.NS
 	ids        map[[2]*selftests.NS]int32 // {listener, peer}: the id listener has for peer
@@ -136,13 +130,11 @@ type scenario struct {
 
 // newScenario builds the matrix in fresh namespaces whose names end in
 // suffix (to tell two instances apart in diagnostics).
-func newScenario(t selftests.T, env *selftests.Env, suffix string) *scenario {
+func newScenario(t selftests.T, suffix string) *scenario {
 	t.Helper()
-	sc := &scenario{t: t, env: env, ns: map[string]*selftests.NS{}, ids: map[[2]*selftests.NS]int32{},
-		byName: map[string]*member{}, flooders: map[*selftests.NS]*member{}, tcIndex: firstTCID,
-		log: map[string][]selftests.Line{}}
+	sc := emptyScenario(t)
 	for _, name := range []string{"S", "O", "F", "U"} {
-		sc.ns[name] = env.NewNS(name + suffix)
+		sc.ns[name] = selftests.NewNS(t, name+suffix)
 	}
 	sc.S, sc.O, sc.F, sc.U = sc.ns["S"], sc.ns["O"], sc.ns["F"], sc.ns["U"]
 	sc.mapPeer(sc.O, sc.S, 0)
@@ -150,14 +142,20 @@ func newScenario(t selftests.T, env *selftests.Env, suffix string) *scenario {
 	sc.mapPeer(sc.F, sc.S, 3)
 	sc.mapPeer(sc.S, sc.F, 7)
 	for _, peer := range []*selftests.NS{sc.S, sc.O, sc.F} {
-		if id := sc.U.IDOf(peer); id != rtnl.NotAssigned {
-			t.Fatalf("netns %s has the id %d for netns %s, want none (RTM_GETNSID)", sc.U.Name, id, peer.Name)
-		}
+		sc.U.RequireNoID(peer)
 	}
 	for _, sp := range matrix {
 		sc.add(sp)
 	}
 	return sc
+}
+
+// emptyScenario is a scenario without namespaces or members, for cases
+// that build their own.
+func emptyScenario(t selftests.T) *scenario {
+	return &scenario{t: t, ns: map[string]*selftests.NS{}, ids: map[[2]*selftests.NS]int32{},
+		byName: map[string]*member{}, flooders: map[*selftests.NS]*member{}, tcIndex: firstTCID,
+		log: map[string][]selftests.Line{}}
 }
 
 // add creates a member.
@@ -168,7 +166,7 @@ func (sc *scenario) add(sp spec) *member {
 	}
 	var opts []selftests.Option
 	if sp.bind {
-		opts = append(opts, selftests.BindGroups(bitmask(sp.groups)))
+		opts = append(opts, selftests.BindGroups(nlsock.GroupMask(sp.groups...)))
 	} else {
 		opts = append(opts, selftests.Join(sp.groups...))
 	}
@@ -179,10 +177,18 @@ func (sc *scenario) add(sp spec) *member {
 		opts = append(opts, selftests.Portid(sp.portid))
 	}
 	if sp.tiny {
-		opts = append(opts, selftests.RcvBuf(1, false))
+		opts = append(opts, selftests.RcvBuf(1))
 	}
-	s := sc.ns[sp.ns].Socket(sp.name, opts...)
-	m := &member{Sock: s, portid: s.Portid(), groups: map[uint32]bool{}, flood: sp.flood}
+	if sp.proto != 0 {
+		opts = append(opts, selftests.Proto(sp.proto))
+	}
+	var s *selftests.Sock
+	if sp.noCap {
+		s = sc.ns[sp.ns].SocketWithout(unix.CAP_NET_BROADCAST, sp.name, opts...)
+	} else {
+		s = sc.ns[sp.ns].Socket(sp.name, opts...)
+	}
+	m := &member{Sock: s, portid: s.Portid(), groups: map[uint32]bool{}, flood: sp.flood, noCap: sp.noCap}
 	for _, g := range sp.groups {
 		m.groups[g] = true
 	}
@@ -192,15 +198,6 @@ func (sc *scenario) add(sp spec) *member {
 	sc.members = append(sc.members, m)
 	sc.byName[sp.name] = m
 	return m
-}
-
-// bitmask is groups (all ≤ 32) as a bind(2) nl_groups mask.
-func bitmask(groups []uint32) uint32 {
-	var mask uint32
-	for _, g := range groups {
-		mask |= 1 << (g - 1)
-	}
-	return mask
 }
 
 // m returns the member called name.
@@ -222,15 +219,27 @@ type delivery struct {
 	unicast *member       // then gets msg by unicast (the echo, or the sendto() destination)
 }
 
+// proto is the protocol of the multicast: the sender's, or NETLINK_ROUTE
+// for a kernel notification.
+func (d delivery) proto() int {
+	if d.sender != nil {
+		return d.sender.Proto
+	}
+	return unix.NETLINK_ROUTE
+}
+
 // recipient is do_one_broadcast()'s decision for m, with the message as
-// m would see it.
+// m would see it. Only sockets of the sender's protocol are candidates
+// (each protocol has its own mc_list); a foreign socket needs
+// LISTEN_ALL_NSID, an id for the source and CAP_NET_BROADCAST in its file
+// credentials.
 func (sc *scenario) recipient(m *member, d delivery) (selftests.Msg, bool) {
 	switch {
-	case m.closed, m == d.sender, m.portid == d.portid, !m.groups[d.msg.Group]:
+	case m.closed, m.Proto != d.proto(), m == d.sender, m.portid == d.portid, !m.groups[d.msg.Group]:
 		return selftests.Msg{}, false
 	case m.NS() == d.from:
 		return d.msg, true
-	case !m.AllNSID():
+	case !m.AllNSID(), m.noCap:
 		return selftests.Msg{}, false
 	}
 	id, mapped := sc.ids[[2]*selftests.NS{m.NS(), d.from}]
@@ -264,27 +273,14 @@ func (sc *scenario) deliver(d delivery) (enobufs bool) {
 // congested. Reading m empty ends its congestion (netlink_rcv_wake()).
 func (sc *scenario) check(m *member) {
 	sc.t.Helper()
-	got, err := selftests.Transcript(m.Sock)
+	got, err := m.Transcript()
 	want := m.want
 	if m.burst != nil {
-		want = append([]selftests.Msg{selftests.RecvError(unix.ENOBUFS)}, m.burst[:keptOf(got, len(m.burst))]...)
+		want, _ = selftests.Overrun(got, []selftests.Msg{selftests.RecvError(unix.ENOBUFS)}, m.burst)
 	}
-	sc.env.ExpectLines(m.Sock, got, err, want...)
+	m.ExpectLines(got, err, want...)
 	sc.log[m.Name] = append(sc.log[m.Name], got...)
 	m.want, m.burst, m.congested = nil, nil, false
-}
-
-// keptOf is how many messages of a burst of n an overrun transcript
-// holds, at least 1 (the first always fits) and at most n-1 (else there
-// was no overrun): out-of-range counts then show in the diff.
-func keptOf(got []selftests.Line, n int) int {
-	k := 0
-	for _, l := range got {
-		if l.Err == nil {
-			k++
-		}
-	}
-	return max(1, min(k, n-1))
 }
 
 // checkAll checks every open member.
@@ -314,7 +310,7 @@ func (sc *scenario) leave(name string, g uint32) {
 func (sc *scenario) rebind(name string, groups ...uint32) {
 	sc.t.Helper()
 	m := sc.m(name)
-	if err := m.Bind(m.portid, bitmask(groups)); err != nil {
+	if err := m.Bind(m.portid, nlsock.GroupMask(groups...)); err != nil {
 		sc.t.Fatalf("%v", err)
 	}
 	for g := range m.groups {
@@ -338,9 +334,7 @@ func (sc *scenario) join(name string, g uint32) {
 
 func (sc *scenario) setAllNSID(name string, on bool) {
 	sc.t.Helper()
-	if err := sc.m(name).SetOption(allNSID, on); err != nil {
-		sc.t.Fatalf("%v", err)
-	}
+	sc.m(name).SetFlag(allNSID, on)
 }
 
 func (sc *scenario) close(name string) {
@@ -358,7 +352,6 @@ func (sc *scenario) close(name string) {
 // basic is the mini matrix: E1 in S and in F, and the group-36 event in
 // S.
 func (sc *scenario) basic() {
-	sc.t.Helper()
 	sc.addAddr(sc.S)
 	sc.addAddr(sc.F)
 	sc.stats(sc.S)
@@ -368,7 +361,6 @@ func (sc *scenario) basic() {
 // everySource makes each namespace in turn the source of E1 and of the
 // group-36 event.
 func (sc *scenario) everySource() {
-	sc.t.Helper()
 	for _, n := range []*selftests.NS{sc.S, sc.O, sc.F, sc.U} {
 		sc.addAddr(n)
 		sc.stats(n)
@@ -381,7 +373,6 @@ func (sc *scenario) everySource() {
 // a portid that collides across namespaces, local and foreign sources,
 // and NETLINK_BROADCAST_ERROR propagation.
 func (sc *scenario) full() {
-	sc.t.Helper()
 	sc.basic()
 	sc.nexthop(sc.S, 1)
 	sc.mapPeer(sc.S, sc.U, 9)
@@ -402,7 +393,6 @@ func (sc *scenario) full() {
 // S make the request fail; a foreign plain one and an unmapped ALL_NSID
 // one, which are no recipients, do not. Then all are healthy again.
 func (sc *scenario) broadcastErrors() {
-	sc.t.Helper()
 	for _, name := range []string{"w", "wo", "wf", "wu"} {
 		sc.congest(sc.m(name))
 		sc.tcAction()

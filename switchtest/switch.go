@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import (
@@ -55,13 +57,13 @@ func switchValue(t selftests.T, sw *mcswitch.Switch) string {
 // ends, whichever way it ends.
 func restoreAtEnd(t selftests.T, sw *mcswitch.Switch) {
 	t.Helper()
-	saved := switchValue(t, sw)
+	_, restore, err := sw.Save()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
 	t.Cleanup(func() {
-		if now, err := sw.Read(); err == nil && now == saved {
-			return
-		}
-		if err := sw.Write(saved); err != nil {
-			t.Errorf("restore %s to %s: %v", switchPath, saved, err)
+		if _, err := restore(); err != nil {
+			t.Errorf("%v", err)
 		}
 	})
 }

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import (
@@ -14,9 +16,8 @@ import (
 // ("1x"). "0" and "1" are accepted with or without a trailing newline and
 // read back.
 //
-// cases.md inferred EINVAL from the usual minmax handlers; the patch
-// confirms it: .proc_handler = proc_dou8vec_minmax, .extra1 = SYSCTL_ZERO,
-// .extra2 = SYSCTL_ONE. proc_dou8vec_minmax() parses into a temporary and
+// Kernel (the patch): .proc_handler = proc_dou8vec_minmax, .extra1 =
+// SYSCTL_ZERO, .extra2 = SYSCTL_ONE. proc_dou8vec_minmax() parses into a temporary and
 // stores it only on success; do_proc_douintvec_w() turns a parse error, a
 // minus sign and the ERANGE of do_proc_douintvec_minmax_conv() into
 // EINVAL.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import "nlmcast/selftests"
@@ -20,7 +22,7 @@ import "nlmcast/selftests"
 func switchAppliesToAllNetns(t selftests.T) {
 	sw := requireSwitch(t)
 	restoreAtEnd(t, sw)
-	sc := newScenario(t, selftests.NewEnv(t), "")
+	sc := newScenario(t, "")
 	for _, mode := range []string{"1", "0"} {
 		setSwitch(t, sw, mode)
 		sc.everySource()

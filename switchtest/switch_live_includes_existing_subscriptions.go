@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import "nlmcast/selftests"
@@ -26,7 +28,7 @@ func switchLiveIncludesExistingSubscriptions(t selftests.T) {
 	sw := requireSwitch(t)
 	restoreAtEnd(t, sw)
 	setSwitch(t, sw, "0")
-	sc := newScenario(t, selftests.NewEnv(t), "")
+	sc := newScenario(t, "")
 
 	setSwitch(t, sw, "1")
 	sc.basic()

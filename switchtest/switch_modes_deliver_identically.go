@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import (
@@ -32,11 +34,10 @@ import (
 func switchModesDeliverIdentically(t selftests.T) {
 	sw := requireSwitch(t)
 	restoreAtEnd(t, sw)
-	env := selftests.NewEnv(t)
 	var runs [2]map[string][]selftests.Line
 	for i, mode := range []string{"0", "1"} {
 		setSwitch(t, sw, mode)
-		sc := newScenario(t, env, ".mode"+mode)
+		sc := newScenario(t, ".mode"+mode)
 		sc.full()
 		runs[i] = sc.transcripts()
 	}

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import (
@@ -7,6 +9,7 @@ import (
 	"net"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -34,8 +37,9 @@ func boot(ctx context.Context, o options, initrd, workDir string, stdout, stderr
 	defer cancel()
 	cmd := exec.CommandContext(ctx, o.qemu, qemuArgs(qemuSetup{
 		accel: o.accel, memMiB: o.memMiB, cpus: o.cpus,
-		kernel: o.kernel, initrd: initrd, extraCmdline: o.extraCmdline,
-		tapSocket: tapSocket,
+		kernel: o.kernel, initrd: initrd,
+		extraCmdline: strings.TrimSpace(o.guestParams() + " " + o.extraCmdline),
+		tapSocket:    tapSocket, icount: o.icount,
 	})...)
 	console, err := cmd.StdoutPipe()
 	if err != nil {
@@ -61,6 +65,7 @@ func boot(ctx context.Context, o options, initrd, workDir string, stdout, stderr
 	listener.Close() // in case QEMU never connected
 	<-tapDone
 	outcome.duration = time.Since(start)
+	outcome.reports = kernelReports(outcome.console, outcome.tap)
 
 	// A deadline that passes after QEMU ended by itself changes nothing.
 	if waitErr != nil {

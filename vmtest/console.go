@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import (
@@ -5,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"nlmcast/selftests/kmsg"
 	"nlmcast/vmtest/internal/protocol"
 )
 
@@ -13,14 +16,17 @@ const consoleTailLines = 40
 
 // consoleWatcher reads the guest's serial console (ttyS0): kernel messages,
 // and the init's own messages from before its TAP channel opened. None of it
-// is TAP, so none of it reaches stdout.
+// is TAP, so none of it reaches stdout. The programs' output goes to the TAP
+// channel, never here, so a program that prints "WARNING: ..." cannot pass
+// for a kernel report; the init's marker lines are not scanned either.
 type consoleWatcher struct {
 	diag    io.Writer // stderr
 	verbose bool      // copy kernel messages to diag
 
-	initStarted bool     // the init printed its start marker
-	panicLine   string   // the first "Kernel panic" line
-	tail        []string // the last consoleTailLines lines, for failure reports
+	initStarted bool         // the init printed its start marker
+	panicLine   string       // the first "Kernel panic" line
+	tail        []string     // the last consoleTailLines lines, for failure reports
+	scanner     kmsg.Scanner // kernel reports (BUG, WARNING, KASAN, lockdep, ...)
 }
 
 func (c *consoleWatcher) line(s string) {
@@ -42,6 +48,7 @@ func (c *consoleWatcher) line(s string) {
 		// The init only writes here when something went wrong early.
 		fmt.Fprintln(c.diag, s)
 	default:
+		c.scanner.Line(s)
 		if i := strings.Index(s, "Kernel panic"); i >= 0 && c.panicLine == "" {
 			c.panicLine = s[i:]
 		}

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 // Command vmtest runs the netlink multicast kselftests inside a QEMU guest,
 // so that a kernel can be tested from its bzImage alone: no root on the host
 // and no virtme-ng.
@@ -18,22 +20,67 @@
 // into 1: build the command (go build -o vmtest ./vmtest) to tell a skip
 // from a failure.
 //
+// # Kernel health
+//
+// A run also fails (exit 1) when the kernel reported a problem, even if
+// every program passed: vmtest scans the whole kernel console for BUG,
+// WARNING, KASAN, UBSAN, lockdep, RCU stall, list corruption, refcount_t,
+// Oops, panic, soft lockup, hung task and kmemleak reports (package
+// selftests/kmsg), and the init reports the taint mask
+// (/proc/sys/kernel/tainted) when it starts and after the last program: a
+// bit set in between fails the run too. Each report is printed on stderr
+// with its first lines, then one summary line:
+//
+//	vmtest: kernel report 1 of 1: WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10
+//	  | WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10
+//	vmtest: FAIL: the guest kernel logged 1 kernel report (WARNING), although every program passed
+//
+// The kernel runs with loglevel=7 so that reports logged below KERN_ERR
+// (WARN, lockdep) reach the console. The programs' output never goes to the
+// console, so a program printing "WARNING: ..." cannot pass for a report.
+//
+// # Serial ports
+//
 // Two serial ports keep the output apart: the kernel console goes to ttyS0
 // (QEMU's stdout; copied to stderr only with -v), while the guest init
 // writes the TAP to ttyS1, which QEMU connects to a unix socket of vmtest's.
 // Kernel messages therefore never land in the middle of a TAP line, even
 // when a debug kernel prints a splat during a test. Marker lines starting
-// "nlmc-vmtest: " (see package protocol) tell vmtest that /init started and
-// what status it ended with; they are taken out of the TAP.
+// "nlmc-vmtest: " (see package protocol) tell vmtest that /init started, the
+// taint mask and what status it ended with; they are taken out of the TAP.
+//
+// # Settings
 //
 // The accelerator defaults to TCG, with -cpu max. "-accel auto" does not try
 // KVM: /dev/kvm opening is no proof that a KVM guest runs, only booting one
 // is, and on the machines this suite was written on KVM guests hang rather
 // than fail, which would cost a full -timeout. Pass -accel kvm to use it.
 //
-// Settings for the guest: -append adds to the kernel command line (for
-// example sysctl.net.core.netlink_route_mc_index=1, or nlmc.timeout=SECONDS
-// for the per-program timeout, 300 by default), and -args gives every test
-// program the same arguments. Temporary files live in a directory under
-// /tmp that is removed on exit.
+// -icount passes "-icount shift=0,sleep=off" to QEMU: the guest clock then
+// advances 1 ns per guest instruction (and jumps over idle time), so guest
+// timings count instructions and host load drops out. Guest time then runs
+// slower than wall-clock time while the guest is busy. -icount boots one CPU
+// unless -smp says otherwise: with QEMU 7.2 a 2-CPU guest hangs under it
+// while bringing up its second CPU.
+//
+// -netns starts every program in a network namespace of its own with lo up,
+// as run_kselftest.sh -n does, so no program runs in the initial namespace.
+//
+// -args gives every test program the same arguments; -prog-args NAME=ARGS
+// (repeatable) adds arguments for the program named NAME only, after those,
+// e.g. -prog-args 'netlink_mcast_stress=-duration 60s -mode switch'.
+//
+// Time limits: -prog-timeout is each program's limit in the guest (default
+// 300s, as the kselftest runner; the same as -append nlmc.timeout=SECONDS).
+// A program past it is killed and reported as "not ok ... # TIMEOUT", and
+// the next one runs. -timeout is the wall-clock limit of the whole VM run;
+// by default it is 120s plus the per-program timeout for each program
+// (times 4 with -icount), so a hung program is reported by the guest, by
+// name, before the host kills QEMU. A long run such as the stress program's
+// three 60 s modes fits the defaults; give -prog-timeout when a program is
+// to run longer than 300 s.
+//
+// -append adds to the kernel command line (for example
+// sysctl.net.core.netlink_route_mc_index=1). Temporary files live in a
+// directory under /tmp that is removed on exit.
 package main

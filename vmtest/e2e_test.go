@@ -1,8 +1,11 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -181,4 +184,170 @@ func isTAPLine(line string) bool {
 		}
 	}
 	return false
+}
+
+// bootKernel returns the bzImage of kernelEnv, or skips.
+func bootKernel(t *testing.T) string {
+	t.Helper()
+	kernel := os.Getenv(kernelEnv)
+	if kernel == "" {
+		t.Skipf("set %s to a bzImage to boot the guest", kernelEnv)
+	}
+	return kernel
+}
+
+// vmRun is one vmtest run's outcome.
+type vmRun struct {
+	status         int
+	stdout, stderr string
+}
+
+func runVM(t *testing.T, args ...string) vmRun {
+	t.Helper()
+	var stdout, stderr strings.Builder
+	status := run(args, &stdout, &stderr)
+	r := vmRun{status, stdout.String(), stderr.String()}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("vmtest %q: status %d\nstdout:\n%s\nstderr:\n%s", args, r.status, r.stdout, r.stderr)
+		}
+	})
+	return r
+}
+
+// A guest program that passes but makes the kernel log a WARNING or set a
+// taint bit turns the run red, with the report shown; the control stays
+// green. The probe also checks, in the guest, that kmsg.Watcher saw on the
+// real /dev/kmsg exactly what it did.
+func TestKernelHealthEndToEnd(t *testing.T) {
+	kernel := bootKernel(t)
+	probe := buildModuleProgram(t, "./vmtest/internal/kmsgprobe", "probe")
+	tests := []struct {
+		mode       string
+		wantStatus int
+		wantErr    []string // lines stderr must contain; none means stderr must be empty
+	}{
+		{"warn", 1, []string{
+			"vmtest: kernel report 1 of 1: WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10",
+			"  | WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10",
+			"vmtest: FAIL: the guest kernel logged 1 kernel report (WARNING), although every program passed",
+		}},
+		{"taint", 1, []string{
+			"vmtest: kernel report 1 of 1: taint: W (warning)",
+			"  | /proc/sys/kernel/tainted: 512 (W), was 0 (untainted)",
+			"vmtest: FAIL: the guest kernel logged 1 kernel report (taint: W (warning)), although every program passed",
+		}},
+		{"clean", 0, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			r := runVM(t, "-kernel", kernel, "-prog-args", "probe=-mode "+tt.mode, probe)
+			if r.status != tt.wantStatus {
+				t.Errorf("status %d, want %d", r.status, tt.wantStatus)
+			}
+			out := strings.Split(r.stdout, "\n")
+			for _, want := range []string{"# ok 1 " + tt.mode, "ok 1 selftests: netlink_mcast: probe"} {
+				if !containsLine(out, want) {
+					t.Errorf("stdout lacks %q: the probe itself must pass", want)
+				}
+			}
+			errLines := strings.Split(r.stderr, "\n")
+			for _, want := range tt.wantErr {
+				if !containsLine(errLines, want) {
+					t.Errorf("stderr lacks %q", want)
+				}
+			}
+			if tt.wantErr == nil && r.stderr != "" {
+				t.Errorf("stderr is not empty")
+			}
+		})
+	}
+}
+
+// -netns starts every program in a network namespace other than pid 1's.
+func TestNetnsEndToEnd(t *testing.T) {
+	kernel := bootKernel(t)
+	probe := buildModuleProgram(t, "./vmtest/internal/kmsgprobe", "probe")
+	for _, netns := range []bool{true, false} {
+		args := []string{"-kernel", kernel, "-prog-args", "probe=-mode netns", probe}
+		want, wantStatus := "ok 1 selftests: netlink_mcast: probe", 0
+		if netns {
+			args = append([]string{"-netns"}, args...)
+		} else {
+			want, wantStatus = "not ok 1 selftests: netlink_mcast: probe # exit=1", 1
+		}
+		r := runVM(t, args...)
+		if r.status != wantStatus || !containsLine(strings.Split(r.stdout, "\n"), want) {
+			t.Errorf("-netns=%v: status %d, want %d and the line %q", netns, r.status, wantStatus, want)
+		}
+	}
+}
+
+// The switch suite decides which namespace is the initial one by identity,
+// so it gives the same result started in a namespace of its own (as
+// run_kselftest.sh -n does) as in the initial one: 6/6 where the kernel has
+// the switch, all skipped where it has not.
+func TestSwitchUnderNetnsEndToEnd(t *testing.T) {
+	kernel := bootKernel(t)
+	sw := buildModuleProgram(t, "./switchtest", "netlink_mcast_switch")
+	plain := runVM(t, "-kernel", kernel, sw)
+	inNS := runVM(t, "-netns", "-kernel", kernel, sw)
+	if plain.status == 1 || inNS.status != plain.status {
+		t.Errorf("status %d in the initial netns and %d with -netns; want the same pass (0) or skip (4)", plain.status, inNS.status)
+	}
+	totals := regexp.MustCompile(`# # Totals: pass:(\d+) fail:0 xfail:0 xpass:0 skip:0 error:0`)
+	p, n := totals.FindStringSubmatch(plain.stdout), totals.FindStringSubmatch(inNS.stdout)
+	if plain.status == 0 && (p == nil || n == nil || p[1] != n[1]) {
+		t.Errorf("the switch suite did not pass every case both times: %q in the initial netns, %q with -netns", p, n)
+	}
+}
+
+// resultTiming is the time=NNNms a result line ends with, and the " #" that
+// introduces it when nothing else does.
+var resultTiming = regexp.MustCompile(`( #)? time=\d+ms`)
+
+// A selftests.Main program fails exactly the case during which the kernel
+// logged a report or set a taint bit, with the report's lines, and fails
+// the program when a report comes after its last case (teardown is
+// asynchronous). vmtest also fails both runs on the console's evidence.
+func TestProgramKernelHealthEndToEnd(t *testing.T) {
+	kernel := bootKernel(t)
+	during := buildModuleProgram(t, "./selftests/internal/healthprobe", "healthprobe")
+	after := buildModuleProgram(t, "./selftests/internal/healthprobe", "healthprobe-after")
+	tests := []struct {
+		prog string
+		want []string
+	}{
+		{during, []string{
+			"# ok 1 healthprobe.quiet",
+			"# # kernel report during warns: WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10",
+			"# not ok 2 healthprobe.warns # kernel report during the case: WARNING",
+			"# # kernel report during taints: taint: U (user request)",
+			"# not ok 3 healthprobe.taints # kernel report during the case: taint",
+			"# ok 4 healthprobe.quiet_again",
+			"# # Totals: pass:2 fail:2 xfail:0 xpass:0 skip:0 error:0",
+			"not ok 1 selftests: netlink_mcast: healthprobe # exit=1",
+		}},
+		{after, []string{
+			"# ok 1 healthprobe.quiet",
+			"# # kernel report after the last case (namespace teardown): WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10",
+			"# Bail out! kernel report after the last case: WARNING",
+			"# # Totals: pass:1 fail:0 xfail:0 xpass:0 skip:0 error:0",
+			"not ok 1 selftests: netlink_mcast: healthprobe-after # exit=1",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(filepath.Base(tt.prog), func(t *testing.T) {
+			r := runVM(t, "-kernel", kernel, tt.prog)
+			if r.status != 1 {
+				t.Errorf("status %d, want 1", r.status)
+			}
+			out := strings.Split(resultTiming.ReplaceAllString(r.stdout, ""), "\n")
+			for _, want := range tt.want {
+				if !containsLine(out, want) {
+					t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+				}
+			}
+		})
+	}
 }

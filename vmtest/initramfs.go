@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import (
@@ -6,17 +8,22 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"nlmcast/vmtest/internal/protocol"
 )
 
 // initramfsContents is what goes into the guest's root filesystem.
 type initramfsContents struct {
-	init      string   // host path of the guest init, packed as /init
-	bins      []string // host paths of the test programs, packed into /bin
-	suiteArgs []string // written to protocol.ArgsFile
+	init      string              // host path of the guest init, packed as /init
+	bins      []string            // host paths of the test programs, packed into /bin
+	suiteArgs []string            // written to protocol.ArgsFile
+	progArgs  map[string][]string // written to protocol.ProgArgsDir/NAME
 }
 
 // guestDirs are created empty; the init mounts /proc, /sys, /dev and /tmp.
@@ -27,6 +34,7 @@ var guestDirs = []struct {
 	{"bin", 0o755},
 	{"dev", 0o755},
 	{"etc", 0o755},
+	{strings.TrimPrefix(protocol.ProgArgsDir, "/"), 0o755},
 	{"proc", 0o555},
 	{"sys", 0o555},
 	{"tmp", 0o777 | fs.ModeSticky},
@@ -82,6 +90,15 @@ func writeRootfs(cw *cpioWriter, c initramfsContents) error {
 	}
 	if err := cw.WriteFile(protocol.ArgsFile, 0o644, int64(len(args)), bytes.NewReader(args)); err != nil {
 		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.progArgs)) {
+		args, err := protocol.EncodeArgs(c.progArgs[name])
+		if err != nil {
+			return err
+		}
+		if err := cw.WriteFile(path.Join(protocol.ProgArgsDir, name), 0o644, int64(len(args)), bytes.NewReader(args)); err != nil {
+			return err
+		}
 	}
 	return cw.Close()
 }

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import (
@@ -21,7 +23,8 @@ func TestWriteInitramfs(t *testing.T) {
 	suite := write("netlink_mcast_switch", "SUITE")
 	out := filepath.Join(dir, "initramfs.cpio.gz")
 
-	err := writeInitramfs(out, initramfsContents{init: initPath, bins: []string{suite}, suiteArgs: []string{"-v", "a b"}})
+	err := writeInitramfs(out, initramfsContents{init: initPath, bins: []string{suite}, suiteArgs: []string{"-v", "a b"},
+		progArgs: map[string][]string{"netlink_mcast_switch": {"-t", "x y"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,16 +50,18 @@ func TestWriteInitramfs(t *testing.T) {
 		mode uint32
 		data string
 	}{
-		"bin":                      {0o040755, ""},
-		"dev":                      {0o040755, ""},
-		"etc":                      {0o040755, ""},
-		"proc":                     {0o040555, ""},
-		"sys":                      {0o040555, ""},
-		"tmp":                      {0o041777, ""},
-		"dev/console":              {0o020600, ""},
-		"init":                     {0o100755, "INIT"},
-		"bin/netlink_mcast_switch": {0o100755, "SUITE"},
-		"etc/nlmc-args":            {0o100644, "-v\na b\n"},
+		"bin":                                  {0o040755, ""},
+		"dev":                                  {0o040755, ""},
+		"etc":                                  {0o040755, ""},
+		"proc":                                 {0o040555, ""},
+		"sys":                                  {0o040555, ""},
+		"tmp":                                  {0o041777, ""},
+		"dev/console":                          {0o020600, ""},
+		"init":                                 {0o100755, "INIT"},
+		"bin/netlink_mcast_switch":             {0o100755, "SUITE"},
+		"etc/nlmc-args":                        {0o100644, "-v\na b\n"},
+		"etc/nlmc-args.d":                      {0o040755, ""},
+		"etc/nlmc-args.d/netlink_mcast_switch": {0o100644, "-t\nx y\n"},
 	}
 	if len(byName) != len(want) {
 		t.Errorf("archive has %d entries, want %d: %v", len(byName), len(want), byName)

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import (
@@ -11,6 +13,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"nlmcast/selftests/kmsg"
 )
 
 func main() {
@@ -62,7 +66,7 @@ func runInVM(ctx context.Context, o options, stdout, stderr io.Writer) (int, err
 		}
 	}
 	initrd := filepath.Join(workDir, "initramfs.cpio.gz")
-	if err := writeInitramfs(initrd, initramfsContents{init: initPath, bins: o.bins, suiteArgs: o.suiteArgs}); err != nil {
+	if err := writeInitramfs(initrd, initramfsContents{init: initPath, bins: o.bins, suiteArgs: o.suiteArgs, progArgs: o.progArgs}); err != nil {
 		return 1, err
 	}
 
@@ -70,11 +74,17 @@ func runInVM(ctx context.Context, o options, stdout, stderr io.Writer) (int, err
 	if err != nil {
 		return 1, err
 	}
+	printReports(stderr, outcome.reports)
+	if t := outcome.tap; t.taintSeen && t.taintBefore != 0 {
+		fmt.Fprintf(stderr, "vmtest: note: the kernel was tainted already when /init started: %d (%s)\n", t.taintBefore, kmsg.Letters(t.taintBefore))
+	}
 	status, problem := verdict(outcome)
 	if problem != "" {
 		fmt.Fprintf(stderr, "vmtest: %s\n", problem)
 		var interrupted interruptedError
-		if !o.verbose && !errors.As(outcome.stopCause, &interrupted) {
+		// When the guest ended normally, the reports say all there is.
+		finished := outcome.tap.exitSeen && outcome.stopCause == nil && outcome.console.panicLine == ""
+		if !o.verbose && !finished && !errors.As(outcome.stopCause, &interrupted) {
 			printConsoleTail(stderr, outcome.console.tail)
 		}
 	}
@@ -82,6 +92,16 @@ func runInVM(ctx context.Context, o options, stdout, stderr io.Writer) (int, err
 		fmt.Fprintf(stderr, "vmtest: QEMU ran for %v\n", outcome.duration.Round(time.Millisecond))
 	}
 	return status, nil
+}
+
+// printReports shows each kernel report with the lines the kernel logged.
+func printReports(w io.Writer, reports []kmsg.Report) {
+	for i, r := range reports {
+		fmt.Fprintf(w, "vmtest: kernel report %d of %d: %s\n", i+1, len(reports), r)
+		for _, line := range r.Lines {
+			fmt.Fprintln(w, "  | "+line)
+		}
+	}
 }
 
 // printConsoleTail shows the end of the kernel console, which usually says

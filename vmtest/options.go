@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import (
@@ -5,10 +7,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
+
+	"nlmcast/vmtest/internal/protocol"
 )
 
 // options are the command's flags and arguments, checked.
@@ -17,8 +25,12 @@ type options struct {
 	bins         []string
 	initPath     string // prebuilt guest init; empty means build it
 	extraCmdline string
-	suiteArgs    []string
-	timeout      time.Duration
+	suiteArgs    []string            // for every program
+	progArgs     map[string][]string // for one program (by file name), after suiteArgs
+	progTimeout  time.Duration       // per program, in the guest; 0: the guest's default
+	timeout      time.Duration       // the whole VM run; resolved from 0 by parseOptions
+	netns        bool
+	icount       bool
 	accel        string // resolved: accelTCG or accelKVM
 	memMiB       int
 	cpus         int
@@ -26,12 +38,28 @@ type options struct {
 	verbose      bool
 }
 
+// Guest-side defaults the host's automatic -timeout is computed from.
+const (
+	bootAllowance = 120 * time.Second // boot, power-off and kill grace, under TCG
+	// icountSlowdown: under -icount the guest clock advances 1 ns per
+	// instruction, and TCG runs fewer than 10^9 instructions a second, so
+	// a guest-time timeout takes longer than that in wall-clock time.
+	icountSlowdown = 4
+)
+
+// progArgsFlag collects the repeatable -prog-args NAME=ARGS.
+type progArgsFlag []string
+
+func (p *progArgsFlag) String() string     { return strings.Join(*p, " ") }
+func (p *progArgsFlag) Set(v string) error { *p = append(*p, v); return nil }
+
 // errUsage marks mistakes in the command line, which exit with status 2.
 var errUsage = errors.New("usage error")
 
 func parseOptions(args []string, stderr io.Writer) (options, error) {
 	var o options
 	var accel, rawArgs string
+	var rawProgArgs progArgsFlag
 	fs := flag.NewFlagSet("vmtest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -43,10 +71,14 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.kernel, "kernel", "", "kernel `bzImage` to boot (required)")
 	fs.StringVar(&o.extraCmdline, "append", "", "extra kernel command line, e.g. sysctl.net.core.netlink_route_mc_index=1 or nlmc.timeout=SECONDS")
 	fs.StringVar(&rawArgs, "args", "", "arguments for every test program, split like a shell does (quotes, no expansion)")
-	fs.DurationVar(&o.timeout, "timeout", 300*time.Second, "wall-clock limit for the whole VM run")
+	fs.Var(&rawProgArgs, "prog-args", "`NAME=ARGS`: more arguments for the program NAME only, after -args (repeatable), e.g. 'netlink_mcast_stress=-duration 10s -mode fixed0'")
+	fs.DurationVar(&o.progTimeout, "prog-timeout", 0, "per-program timeout in the guest, whole seconds (default 300s, the kselftest runner's; sets "+protocol.TimeoutParam+")")
+	fs.DurationVar(&o.timeout, "timeout", 0, "wall-clock limit for the whole VM run (default: 120s plus the per-program timeout for each program, times 4 with -icount)")
+	fs.BoolVar(&o.netns, "netns", false, "run each program in a network namespace of its own with lo up, as run_kselftest.sh -n does")
+	fs.BoolVar(&o.icount, "icount", false, "deterministic guest clock: QEMU -icount shift=0,sleep=off (1 ns per guest instruction; TCG only)")
 	fs.StringVar(&accel, "accel", accelAuto, "accelerator: auto (= tcg, see doc), tcg or kvm")
 	fs.IntVar(&o.memMiB, "mem", 1024, "guest memory in MiB")
-	fs.IntVar(&o.cpus, "smp", 2, "guest CPUs")
+	fs.IntVar(&o.cpus, "smp", 2, "guest CPUs (1 by default with -icount)")
 	fs.StringVar(&o.qemu, "qemu", "qemu-system-x86_64", "QEMU `binary`")
 	fs.StringVar(&o.initPath, "init", "", "prebuilt static guest init `binary` (default: build ./vmtest/guestinit)")
 	fs.BoolVar(&o.verbose, "v", false, "also copy the kernel console to stderr")
@@ -62,13 +94,109 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	if o.suiteArgs, err = splitArgs(rawArgs); err != nil {
 		return o, fmt.Errorf("%w: %v", errUsage, err)
 	}
+	if o.progArgs, err = parseProgArgs(rawProgArgs, o.bins); err != nil {
+		return o, fmt.Errorf("%w: %v", errUsage, err)
+	}
 	if o.accel, err = resolveAccel(accel); err != nil {
 		return o, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	timeoutSet, smpSet := false, false
+	fs.Visit(func(f *flag.Flag) {
+		timeoutSet = timeoutSet || f.Name == "timeout"
+		smpSet = smpSet || f.Name == "smp"
+	})
+	// Under -icount shift=0,sleep=off, a 2-CPU guest of QEMU 7.2 never gets
+	// past "smp: Bringing up secondary CPUs" (a 1-CPU guest boots in a
+	// second of guest time): -icount asks for one CPU unless told.
+	if o.icount && !smpSet {
+		o.cpus = 1
+	}
+	if timeoutSet && o.timeout <= 0 {
+		return o, fmt.Errorf("%w: -timeout must be positive", errUsage)
 	}
 	if err := o.check(); err != nil {
 		return o, err
 	}
+	if !timeoutSet {
+		o.timeout = autoTimeout(o)
+	}
 	return o, nil
+}
+
+// autoTimeout is the -timeout default: long enough for every program to use
+// its whole guest timeout, so that a program that hangs is reported by the
+// guest, by name, rather than by the host killing QEMU.
+func autoTimeout(o options) time.Duration {
+	per := o.progTimeout
+	if per == 0 {
+		per = protocol.DefaultProgramTimeout
+		if secs, ok := lastParam(o.extraCmdline, protocol.TimeoutParam); ok {
+			if n, err := strconv.Atoi(secs); err == nil && n > 0 {
+				per = time.Duration(n) * time.Second
+			}
+		}
+	}
+	t := time.Duration(len(o.bins)) * per
+	if o.icount {
+		t *= icountSlowdown
+	}
+	return t + bootAllowance
+}
+
+// lastParam returns the value of the last KEY=VALUE for key in cmdline.
+func lastParam(cmdline, key string) (string, bool) {
+	value, found := "", false
+	for _, f := range strings.Fields(cmdline) {
+		if v, ok := strings.CutPrefix(f, key+"="); ok {
+			value, found = v, true
+		}
+	}
+	return value, found
+}
+
+func hasParam(cmdline, key string) bool {
+	_, ok := lastParam(cmdline, key)
+	return ok
+}
+
+// parseProgArgs parses -prog-args values, NAME=ARGS, where NAME is the file
+// name of one of bins. Repeated NAMEs add up.
+func parseProgArgs(values []string, bins []string) (map[string][]string, error) {
+	if len(values) == 0 {
+		return nil, nil
+	}
+	names := map[string]bool{}
+	for _, b := range bins {
+		names[filepath.Base(b)] = true
+	}
+	out := map[string][]string{}
+	for _, v := range values {
+		name, raw, ok := strings.Cut(v, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("-prog-args %q: want NAME=ARGS", v)
+		}
+		if !names[name] {
+			return nil, fmt.Errorf("-prog-args %q: no program named %q among %s", v, name, strings.Join(slices.Sorted(maps.Keys(names)), ", "))
+		}
+		args, err := splitArgs(raw)
+		if err != nil {
+			return nil, fmt.Errorf("-prog-args %q: %v", v, err)
+		}
+		out[name] = append(out[name], args...)
+	}
+	return out, nil
+}
+
+// guestParams are the kernel command line settings for the guest init.
+func (o *options) guestParams() string {
+	var p []string
+	if o.netns {
+		p = append(p, protocol.NetnsParam+"=1")
+	}
+	if o.progTimeout > 0 {
+		p = append(p, fmt.Sprintf("%s=%d", protocol.TimeoutParam, int(o.progTimeout/time.Second)))
+	}
+	return strings.Join(p, " ")
 }
 
 // check rejects what would only fail later inside the guest, where the
@@ -79,8 +207,12 @@ func (o *options) check() error {
 		return fmt.Errorf("%w: -kernel is required", errUsage)
 	case len(o.bins) == 0:
 		return fmt.Errorf("%w: name at least one test program to run", errUsage)
-	case o.timeout <= 0:
-		return fmt.Errorf("%w: -timeout must be positive", errUsage)
+	case o.progTimeout < 0 || o.progTimeout%time.Second != 0 || o.progTimeout > 0 && o.progTimeout < time.Second:
+		return fmt.Errorf("%w: -prog-timeout %v: want a positive whole number of seconds", errUsage, o.progTimeout)
+	case o.progTimeout > 0 && hasParam(o.extraCmdline, protocol.TimeoutParam):
+		return fmt.Errorf("%w: -prog-timeout and %s= in -append both set the per-program timeout", errUsage, protocol.TimeoutParam)
+	case o.icount && o.accel != accelTCG:
+		return fmt.Errorf("%w: -icount needs -accel tcg", errUsage)
 	case o.memMiB < 128:
 		return fmt.Errorf("%w: -mem %d: want at least 128 MiB", errUsage, o.memMiB)
 	case o.cpus < 1:

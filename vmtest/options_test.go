@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import (
@@ -5,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -18,6 +21,12 @@ func TestParseOptionsUsageErrors(t *testing.T) {
 		{"-kernel", "k", "-accel", "hvf", "bin"},
 		{"-kernel", "k", "-args", "'open", "bin"},
 		{"-kernel", "k", "-timeout", "0s", "bin"},
+		{"-kernel", "k", "-prog-args", "nosuch=-v", "bin"},
+		{"-kernel", "k", "-prog-args", "=-v", "bin"},
+		{"-kernel", "k", "-prog-args", "bin", "bin"},
+		{"-kernel", "k", "-prog-args", "bin='open", "bin"},
+		{"-kernel", "k", "-prog-timeout", "1500ms", "bin"},
+		{"-kernel", "k", "-prog-timeout", "-5s", "bin"},
 		{"-nosuchflag"},
 	} {
 		if _, err := parseOptions(args, io.Discard); !errors.Is(err, errUsage) {
@@ -44,7 +53,7 @@ func TestParseOptionsDefaultsAndChecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.accel != accelTCG || o.memMiB != 1024 || o.cpus != 2 || o.timeout != 300*time.Second {
+	if o.accel != accelTCG || o.memMiB != 1024 || o.cpus != 2 || o.timeout != 420*time.Second {
 		t.Errorf("defaults: accel %s mem %d smp %d timeout %v", o.accel, o.memMiB, o.cpus, o.timeout)
 	}
 	if !slices.Equal(o.suiteArgs, []string{"-v", "a b"}) || !slices.Equal(o.bins, []string{bin}) {
@@ -61,5 +70,53 @@ func TestParseOptionsDefaultsAndChecks(t *testing.T) {
 	}
 	if _, err := parseOptions([]string{"-kernel", kernel + ".missing", "-qemu", qemu, bin}, io.Discard); err == nil {
 		t.Error("a missing kernel was accepted")
+	}
+
+	other := filepath.Join(t.TempDir(), "netlink_mcast_stress")
+	if err := os.WriteFile(other, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Base(bin)
+	o, err = parseOptions([]string{"-kernel", kernel, "-qemu", qemu, "-netns", "-prog-timeout", "200s",
+		"-prog-args", "netlink_mcast_stress=-duration 10s -mode 'fixed0'", "-prog-args", "netlink_mcast_stress=-v",
+		"-prog-args", name + "=", bin, other}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"netlink_mcast_stress": {"-duration", "10s", "-mode", "fixed0", "-v"}, name: nil}
+	if !reflect.DeepEqual(o.progArgs, want) {
+		t.Errorf("progArgs = %q, want %q", o.progArgs, want)
+	}
+	if got := o.guestParams(); got != "nlmc.netns=1 nlmc.timeout=200" {
+		t.Errorf("guestParams() = %q", got)
+	}
+	if o.timeout != 2*200*time.Second+bootAllowance {
+		t.Errorf("automatic timeout %v for two programs of 200s", o.timeout)
+	}
+	if o, err := parseOptions([]string{"-kernel", kernel, "-qemu", qemu, "-icount", bin}, io.Discard); err != nil || o.cpus != 1 || !o.icount {
+		t.Errorf("-icount: cpus %d icount %v err %v; want one CPU", o.cpus, o.icount, err)
+	}
+	if o, err := parseOptions([]string{"-kernel", kernel, "-qemu", qemu, "-icount", "-smp", "2", bin}, io.Discard); err != nil || o.cpus != 2 {
+		t.Errorf("-icount -smp 2: cpus %d err %v", o.cpus, err)
+	}
+	if _, err := parseOptions([]string{"-kernel", kernel, "-qemu", qemu, "-prog-timeout", "20s", "-append", "nlmc.timeout=30", bin}, io.Discard); !errors.Is(err, errUsage) {
+		t.Errorf("-prog-timeout with nlmc.timeout in -append: err = %v, want a usage error", err)
+	}
+}
+
+func TestAutoTimeout(t *testing.T) {
+	tests := []struct {
+		o    options
+		want time.Duration
+	}{
+		{options{bins: []string{"a", "b"}}, 2*300*time.Second + bootAllowance},
+		{options{bins: []string{"a"}, progTimeout: 250 * time.Second}, 250*time.Second + bootAllowance},
+		{options{bins: []string{"a"}, extraCmdline: "nlmc.timeout=30 quiet nlmc.timeout=60"}, 60*time.Second + bootAllowance},
+		{options{bins: []string{"a"}, progTimeout: 10 * time.Second, icount: true}, 40*time.Second + bootAllowance},
+	}
+	for _, tt := range tests {
+		if got := autoTimeout(tt.o); got != tt.want {
+			t.Errorf("autoTimeout(%+v) = %v, want %v", tt.o, got, tt.want)
+		}
 	}
 }

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import (
@@ -7,10 +9,12 @@ import (
 	"strings"
 )
 
-// baseKernelCmdline sends the console to the first serial port, makes a
+// baseKernelCmdline sends the console to the first serial port and makes a
 // panic end QEMU at once (panic=-1 reboots, -no-reboot turns that into an
-// exit), and keeps the boot chatter down.
-const baseKernelCmdline = "console=ttyS0 panic=-1 quiet"
+// exit). loglevel=7 lets every message but debug reach the console, which
+// vmtest scans for kernel reports: with "quiet" a WARNING or a lockdep
+// report (KERN_WARNING) or a kmemleak note (KERN_INFO) would not show.
+const baseKernelCmdline = "console=ttyS0 panic=-1 loglevel=7"
 
 // tapChardevID names the QEMU character device behind the guest's ttyS1.
 const tapChardevID = "nlmctap"
@@ -50,6 +54,7 @@ type qemuSetup struct {
 	initrd       string
 	extraCmdline string
 	tapSocket    string // unix socket the host listens on for ttyS1
+	icount       bool   // deterministic clock: 1 ns of guest time per instruction
 }
 
 // qemuArgs returns QEMU's arguments. The first serial port (ttyS0, the
@@ -61,6 +66,12 @@ func qemuArgs(s qemuSetup) []string {
 		args = append(args, "-cpu", "host")
 	} else {
 		args = append(args, "-cpu", "max")
+	}
+	if s.icount {
+		// sleep=off: an idle guest's clock jumps to its next timer instead
+		// of waiting in real time, so guest time depends on nothing but
+		// the instructions run.
+		args = append(args, "-icount", "shift=0,sleep=off")
 	}
 	cmdline := baseKernelCmdline
 	if extra := strings.TrimSpace(s.extraCmdline); extra != "" {

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import (
@@ -27,7 +29,7 @@ func TestQEMUArgs(t *testing.T) {
 		"-accel", "tcg", "-cpu", "max",
 		"-m", "1024", "-smp", "2", "-nographic", "-no-reboot",
 		"-kernel", "/k/P.bzImage", "-initrd", "/tmp/x/initramfs.cpio.gz",
-		"-append", "console=ttyS0 panic=-1 quiet sysctl.net.core.netlink_route_mc_index=1",
+		"-append", "console=ttyS0 panic=-1 loglevel=7 sysctl.net.core.netlink_route_mc_index=1",
 		"-nic", "none",
 		"-serial", "mon:stdio",
 		"-chardev", "socket,id=nlmctap,path=/tmp/a,,b/tap.sock",
@@ -42,5 +44,15 @@ func TestQEMUArgsKVMUsesHostCPU(t *testing.T) {
 	got := qemuArgs(qemuSetup{accel: accelKVM, memMiB: 512, cpus: 1})
 	if !slices.Equal(got[:4], []string{"-accel", "kvm", "-cpu", "host"}) {
 		t.Errorf("qemuArgs(kvm) starts %q", got[:4])
+	}
+}
+
+func TestQEMUArgsIcount(t *testing.T) {
+	got := qemuArgs(qemuSetup{accel: accelTCG, memMiB: 512, cpus: 1, icount: true})
+	if !slices.Equal(got[4:6], []string{"-icount", "shift=0,sleep=off"}) {
+		t.Errorf("qemuArgs(icount) = %q, want -icount shift=0,sleep=off after -cpu", got)
+	}
+	if slices.Contains(qemuArgs(qemuSetup{accel: accelTCG}), "-icount") {
+		t.Error("-icount without being asked for")
 	}
 }

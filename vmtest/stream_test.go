@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import (
@@ -32,6 +34,7 @@ func TestTAPRelayPassesTAPAndTakesMarkers(t *testing.T) {
 		t.Errorf("running = %q, want netlink_mcast_switch", relay.running)
 	}
 	relay.line("not ok 2 selftests: netlink_mcast: netlink_mcast_switch # exit=1")
+	relay.line(protocol.TaintLine(0, 512))
 	relay.line(protocol.ExitLine(1))
 
 	wantOut := "TAP version 13\n1..2\n# selftests: netlink_mcast: netlink_mcast_semantics\n# TAP version 13\n# ok 1 inner\n" +
@@ -42,6 +45,9 @@ func TestTAPRelayPassesTAPAndTakesMarkers(t *testing.T) {
 	}
 	if diag.String() != protocol.MarkerPrefix+"something odd\n" {
 		t.Errorf("stderr = %q, want only the init's message", diag.String())
+	}
+	if !relay.taintSeen || relay.taintBefore != 0 || relay.taintAfter != 512 {
+		t.Errorf("taint marker not taken: %+v", relay)
 	}
 	if !relay.exitSeen || relay.exitStatus != 1 || relay.running != "" {
 		t.Errorf("after the exit marker: %+v", relay)

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import (
@@ -18,11 +20,18 @@ type tapRelay struct {
 	exitSeen   bool   // the init reported its overall status
 	exitStatus int    // the last status reported
 	running    string // the program started last and not finished yet
+
+	taintSeen               bool   // the init reported the taint mask
+	taintBefore, taintAfter uint64 // when the init started, after the programs
 }
 
 func (t *tapRelay) line(s string) {
 	if status, ok := protocol.ParseExitLine(s); ok {
 		t.exitSeen, t.exitStatus = true, status
+		return
+	}
+	if before, after, ok := protocol.ParseTaintLine(s); ok {
+		t.taintSeen, t.taintBefore, t.taintAfter = true, before, after
 		return
 	}
 	switch {

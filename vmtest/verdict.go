@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import (
@@ -10,6 +12,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"nlmcast/ktap"
+	"nlmcast/selftests/kmsg"
 	"nlmcast/vmtest/internal/protocol"
 )
 
@@ -34,6 +38,18 @@ type bootOutcome struct {
 	timeout   time.Duration
 	console   *consoleWatcher
 	tap       *tapRelay
+	reports   []kmsg.Report // see kernelReports
+}
+
+// kernelReports is, once QEMU has ended, what the kernel reported: every
+// report on the console (BUG, WARNING, KASAN, lockdep, ...) and every taint
+// bit set while the programs ran.
+func kernelReports(c *consoleWatcher, t *tapRelay) []kmsg.Report {
+	reports := c.scanner.Reports()
+	if t.taintSeen {
+		reports = append(reports, kmsg.TaintReports(t.taintBefore, t.taintAfter)...)
+	}
+	return reports
 }
 
 // verdict turns a boot into the command's exit status and, when the suites'
@@ -48,22 +64,47 @@ func verdict(o bootOutcome) (status int, problem string) {
 		}
 		return code, fmt.Sprintf("%v: QEMU killed", interrupted)
 	case errors.Is(o.stopCause, errTimedOut):
-		return protocol.ExitFail, timeoutMessage(o)
+		return ktap.ExitFail, timeoutMessage(o)
 	case o.console.panicLine != "":
-		return protocol.ExitFail, "guest kernel panicked: " + strings.TrimSpace(o.console.panicLine)
+		return ktap.ExitFail, "guest kernel panicked: " + strings.TrimSpace(o.console.panicLine)
 	case o.tap.exitSeen:
 		switch o.tap.exitStatus {
-		case protocol.ExitPass, protocol.ExitFail, protocol.ExitSkip:
+		case ktap.ExitPass, ktap.ExitFail, ktap.ExitSkip:
+			if len(o.reports) > 0 {
+				return ktap.ExitFail, reportsMessage(o.reports, o.tap.exitStatus)
+			}
 			return o.tap.exitStatus, ""
 		}
-		return protocol.ExitFail, fmt.Sprintf("guest /init reported exit status %d, which is none of 0, 1, 4", o.tap.exitStatus)
+		return ktap.ExitFail, fmt.Sprintf("guest /init reported exit status %d, which is none of 0, 1, 4", o.tap.exitStatus)
 	case !o.console.initStarted && !o.tap.opened:
-		return protocol.ExitFail, "guest never reached /init (" + qemuEnd(o) + ")"
+		return ktap.ExitFail, "guest never reached /init (" + qemuEnd(o) + ")"
 	case !o.tap.opened:
-		return protocol.ExitFail, "guest /init started but could not open its TAP channel " + protocol.TAPDevice + " (" + qemuEnd(o) + ")"
+		return ktap.ExitFail, "guest /init started but could not open its TAP channel " + protocol.TAPDevice + " (" + qemuEnd(o) + ")"
 	default:
-		return protocol.ExitFail, "guest /init stopped without reporting an exit status (" + qemuEnd(o) + ")"
+		return ktap.ExitFail, "guest /init stopped without reporting an exit status (" + qemuEnd(o) + ")"
 	}
+}
+
+// reportsMessage says why a run whose programs all passed (or skipped) fails.
+func reportsMessage(reports []kmsg.Report, status int) string {
+	var what []string
+	for _, r := range reports {
+		if r.Kind == "taint" {
+			what = append(what, r.String())
+		} else {
+			what = append(what, r.Kind)
+		}
+	}
+	n := fmt.Sprintf("%d kernel reports", len(reports))
+	if len(reports) == 1 {
+		n = "1 kernel report"
+	}
+	programs := map[int]string{
+		ktap.ExitPass: "although every program passed",
+		ktap.ExitSkip: "although every program skipped",
+		ktap.ExitFail: "and a program failed",
+	}[status]
+	return fmt.Sprintf("FAIL: the guest kernel logged %s (%s), %s", n, strings.Join(what, ", "), programs)
 }
 
 func timeoutMessage(o bootOutcome) string {

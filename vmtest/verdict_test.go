@@ -1,11 +1,17 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import (
 	"errors"
+	"io"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"nlmcast/selftests/kmsg"
+	"nlmcast/vmtest/internal/protocol"
 )
 
 func TestVerdict(t *testing.T) {
@@ -48,5 +54,55 @@ func TestVerdict(t *testing.T) {
 		if (tt.wantProblem == "") != (problem == "") || !strings.Contains(problem, tt.wantProblem) {
 			t.Errorf("%s: problem %q, want it to contain %q", tt.name, problem, tt.wantProblem)
 		}
+	}
+}
+
+func TestVerdictKernelReports(t *testing.T) {
+	warning := kmsg.Report{Kind: "WARNING", Lines: []string{"WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10"}}
+	taint := kmsg.TaintReports(0, 512)
+	tests := []struct {
+		name       string
+		exit       int
+		reports    []kmsg.Report
+		wantStatus int
+		want       string
+	}{
+		{"clean pass", 0, nil, 0, ""},
+		{"warning after a pass", 0, []kmsg.Report{warning}, 1,
+			"FAIL: the guest kernel logged 1 kernel report (WARNING), although every program passed"},
+		{"taint after a skip", 4, taint, 1,
+			"FAIL: the guest kernel logged 1 kernel report (taint: W (warning)), although every program skipped"},
+		{"both after a failure", 1, append([]kmsg.Report{warning}, taint...), 1,
+			"FAIL: the guest kernel logged 2 kernel reports (WARNING, taint: W (warning)), and a program failed"},
+	}
+	for _, tt := range tests {
+		o := bootOutcome{
+			console: &consoleWatcher{initStarted: true},
+			tap:     &tapRelay{opened: true, exitSeen: true, exitStatus: tt.exit},
+			reports: tt.reports,
+		}
+		status, problem := verdict(o)
+		if status != tt.wantStatus || problem != tt.want {
+			t.Errorf("%s: verdict = %d, %q; want %d, %q", tt.name, status, problem, tt.wantStatus, tt.want)
+		}
+	}
+}
+
+func TestKernelReportsFromConsoleAndTaint(t *testing.T) {
+	c := &consoleWatcher{diag: io.Discard}
+	tap := &tapRelay{out: io.Discard, diag: io.Discard}
+	for _, l := range []string{
+		"[    3.100000] ------------[ cut here ]------------",
+		"[    3.100001] WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10",
+		"[    3.100002] ---[ end trace 0000000000000000 ]---",
+		protocol.MarkerPrefix + "WARNING: CPU: 0 PID: 1 at a marker line",
+	} {
+		c.line(l)
+	}
+	tap.line("# WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10")
+	tap.line(protocol.TaintLine(512, 512|64))
+	got := kernelReports(c, tap)
+	if len(got) != 2 || got[0].Kind != "WARNING" || got[1].String() != "taint: U (user request)" {
+		t.Errorf("kernelReports = %q, want the console's WARNING and taint U", got)
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -74,36 +73,13 @@ func (sw *Switch) Close() {
 }
 
 // Raw returns the file's content as the kernel prints it ("0\n").
-func (sw *Switch) Raw() (string, error) {
-	var b []byte
-	err := sw.initial.Do(func() error {
-		var err error
-		b, err = os.ReadFile(Path)
-		return err
-	})
-	return string(b), err
-}
+func (sw *Switch) Raw() (string, error) { return sw.initial.ReadSysctlRaw(Sysctl) }
 
 // Read returns the value without the newline.
-func (sw *Switch) Read() (string, error) {
-	v, err := sw.Raw()
-	return strings.TrimSpace(v), err
-}
+func (sw *Switch) Read() (string, error) { return sw.initial.ReadSysctl(Sysctl) }
 
 // Write writes s as one write(2), as `echo -n s >` would.
-func (sw *Switch) Write(s string) error {
-	return sw.initial.Do(func() error {
-		f, err := os.OpenFile(Path, os.O_WRONLY, 0)
-		if err != nil {
-			return err
-		}
-		_, err = f.WriteString(s)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		return err
-	})
-}
+func (sw *Switch) Write(s string) error { return sw.initial.WriteSysctl(Sysctl, s) }
 
 // Set writes v and checks that the switch reads back v.
 func (sw *Switch) Set(v string) error {
@@ -118,6 +94,29 @@ func (sw *Switch) Set(v string) error {
 		return fmt.Errorf("%s reads %q after writing %q", Path, got, v)
 	}
 	return nil
+}
+
+// Save reads the value and returns it with restore, which writes it back
+// if the switch holds something else by then (also when it cannot be
+// read) and returns what it found there, or "" if nothing had to change.
+func (sw *Switch) Save() (saved string, restore func() (was string, err error), err error) {
+	saved, err = sw.Read()
+	if err != nil {
+		return "", nil, fmt.Errorf("save %s: %w", Path, err)
+	}
+	return saved, func() (string, error) {
+		now, err := sw.Read()
+		if err == nil && now == saved {
+			return "", nil
+		}
+		if err != nil {
+			now = "unreadable"
+		}
+		if err := sw.Write(saved); err != nil {
+			return now, fmt.Errorf("restore %s to %s: %w", Path, saved, err)
+		}
+		return now, nil
+	}, nil
 }
 
 // Lock takes an exclusive flock on the switch's file, waiting for any
@@ -178,22 +177,19 @@ func Hold(log func(format string, args ...any)) (sw *Switch, restore func(), ski
 		sw.Close()
 		return nil, nil, "", err
 	}
-	saved, err := sw.Read()
+	saved, put, err := sw.Save()
 	if err != nil {
 		sw.Close()
-		return nil, nil, "", fmt.Errorf("save %s: %w", Path, err)
+		return nil, nil, "", err
 	}
 	restore = func() {
 		defer sw.Close()
-		now, err := sw.Read()
-		if err == nil && now == saved {
-			return
-		}
-		if err := sw.Write(saved); err != nil {
+		switch was, err := put(); {
+		case err != nil:
 			log("could not restore netlink_route_mc_index=%s: %v", saved, err)
-			return
+		case was != "":
+			log("restored netlink_route_mc_index=%s (it was %s)", saved, was)
 		}
-		log("restored netlink_route_mc_index=%s (it was %s)", saved, now)
 	}
 	return sw, restore, "", nil
 }

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 // Package netns creates anonymous network namespaces and runs code inside
 // them, with nothing but raw syscalls.
 //
@@ -14,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -112,8 +115,8 @@ func (n *NS) Close() error {
 	return err
 }
 
-// Same reports whether a and b are the same namespace (same nsfs inode).
-func Same(a, b *NS) (bool, error) {
+// same reports whether a and b are the same namespace (same nsfs inode).
+func same(a, b *NS) (bool, error) {
 	var sa, sb unix.Stat_t
 	if err := unix.Fstat(a.FD(), &sa); err != nil {
 		return false, err
@@ -145,18 +148,54 @@ func Initial() (*NS, error) {
 		// the init_net-only file is missing.
 		return origin, nil
 	}
-	same, err := Same(origin, pid1)
+	isSame, err := same(origin, pid1)
 	if err != nil {
 		origin.Close()
 		pid1.Close()
 		return nil, fmt.Errorf("compare the program's netns with pid 1's: %w", err)
 	}
-	if same {
+	if isSame {
 		pid1.Close()
 		return origin, nil
 	}
 	origin.Close()
 	return pid1, nil
+}
+
+// ReadSysctl reads /proc/sys/<name> (e.g. "net/ipv4/nexthop_compat_mode")
+// as seen from inside n, without the trailing newline: /proc/sys/net
+// follows the reading thread's namespace.
+func (n *NS) ReadSysctl(name string) (string, error) {
+	v, err := n.ReadSysctlRaw(name)
+	return strings.TrimSpace(v), err
+}
+
+// ReadSysctlRaw is ReadSysctl with the file's content as the kernel
+// prints it ("0\n").
+func (n *NS) ReadSysctlRaw(name string) (string, error) {
+	var b []byte
+	err := n.Do(func() error {
+		var err error
+		b, err = os.ReadFile("/proc/sys/" + name)
+		return err
+	})
+	return string(b), err
+}
+
+// WriteSysctl writes value to /proc/sys/<name> inside n in one write(2),
+// as `echo -n value >` would.
+func (n *NS) WriteSysctl(name, value string) error {
+	return n.Do(func() error {
+		f, err := os.OpenFile("/proc/sys/"+name, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		_, err = f.WriteString(value)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
 }
 
 // onLockedThread runs fn on a new goroutine locked to its OS thread and waits

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 // Package nlsock is a raw netlink socket for tests that must see exactly what
 // the kernel delivers: every datagram with its source address, its
 // NETLINK_PKTINFO group and its NETLINK_LISTEN_ALL_NSID nsid, and every
@@ -36,16 +38,25 @@ type Socket struct {
 // Open creates a netlink socket of protocol proto inside ns. The socket
 // belongs to ns for its whole life, whatever thread uses it later.
 func Open(ns *netns.NS, proto int, name string) (*Socket, error) {
-	var fd int
+	var s *Socket
 	err := ns.Do(func() error {
 		var err error
-		fd, err = unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, proto)
+		s, err = OpenHere(proto, name, ns.Name)
 		return err
 	})
+	return s, err
+}
+
+// OpenHere creates the socket in the calling thread's namespace (nsName
+// says which, for diagnostics) with the calling thread's credentials,
+// which the socket keeps as its file credentials for good. Call it inside
+// netns.NS.Do, after changing what the socket should inherit.
+func OpenHere(proto int, name, nsName string) (*Socket, error) {
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, proto)
 	if err != nil {
-		return nil, fmt.Errorf("socket %q in netns %s: %w", name, ns.Name, err)
+		return nil, fmt.Errorf("socket %q in netns %s: %w", name, nsName, err)
 	}
-	return &Socket{Name: name, NS: ns.Name, Proto: proto, fd: fd}, nil
+	return &Socket{Name: name, NS: nsName, Proto: proto, fd: fd}, nil
 }
 
 // FromFD wraps a netlink socket received from another process.
@@ -56,7 +67,7 @@ func FromFD(fd int, proto int, name, ns string) *Socket {
 // FD returns the file descriptor.
 func (s *Socket) FD() int { return s.fd }
 
-// String names the socket for diagnostics: `"f" in netns F`.
+// String names the socket for diagnostics: `socket "f" in netns F`.
 func (s *Socket) String() string { return fmt.Sprintf("socket %q in netns %s", s.Name, s.NS) }
 
 func (s *Socket) wrap(op string, err error) error {
@@ -170,32 +181,42 @@ func (s *Socket) PktInfo() bool { return s.pktinfo }
 // AllNSID reports whether NETLINK_LISTEN_ALL_NSID was enabled through SetOption.
 func (s *Socket) AllNSID() bool { return s.allNSID }
 
-// SetReceiveBuffer sets SO_RCVBUF, or SO_RCVBUFFORCE (needs CAP_NET_ADMIN,
-// ignores rmem_max) when force is set.
-func (s *Socket) SetReceiveBuffer(bytes int, force bool) error {
-	opt, name := unix.SO_RCVBUF, "SO_RCVBUF"
-	if force {
-		opt, name = unix.SO_RCVBUFFORCE, "SO_RCVBUFFORCE"
-	}
-	return s.wrap(fmt.Sprintf("%s %d", name, bytes), unix.SetsockoptInt(s.fd, unix.SOL_SOCKET, opt, bytes))
+// SetReceiveBuffer sets SO_RCVBUF: the kernel caps it at net.core.rmem_max
+// and raises it to its minimum, so 1 gives the smallest buffer there is.
+func (s *Socket) SetReceiveBuffer(bytes int) error {
+	return s.wrap(fmt.Sprintf("SO_RCVBUF %d", bytes), unix.SetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_RCVBUF, bytes))
+}
+
+// ForceReceiveBuffer sets SO_RCVBUFFORCE, which ignores rmem_max and needs
+// CAP_NET_ADMIN in the initial user namespace (capable(), not ns_capable()).
+func (s *Socket) ForceReceiveBuffer(bytes int) error {
+	return s.wrap(fmt.Sprintf("SO_RCVBUFFORCE %d", bytes), unix.SetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, bytes))
 }
 
 // SendTo sends one netlink message to portid pid and group bitmask groups
 // (the kernel multicasts to the lowest group in the mask only). The header's
 // Length is filled in; Sequence and PID are sent as given.
 func (s *Socket) SendTo(m netlink.Message, pid, groups uint32) error {
-	m.Header.Length = uint32(nlmsgAlign(unix.NLMSG_HDRLEN + len(m.Data)))
+	m.Header.Length = uint32(Align(unix.NLMSG_HDRLEN + len(m.Data)))
 	b, err := m.MarshalBinary()
 	if err != nil {
 		return s.wrap("marshal", err)
 	}
-	return s.SendRaw(b, pid, groups)
-}
-
-// SendRaw sends already encoded bytes.
-func (s *Socket) SendRaw(b []byte, pid, groups uint32) error {
 	to := &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Pid: pid, Groups: groups}
 	return s.wrap(fmt.Sprintf("sendto(pid %d, groups %#x)", pid, groups), unix.Sendto(s.fd, b, unix.MSG_DONTWAIT, to))
+}
+
+// GroupMask is groups as a bind(2) or msg_name nl_groups bitmask. Only
+// groups 1..32 have a bit; 0 and the groups above 32 add nothing, which is
+// also what msg_name shows for a delivery on them (netlink_group_mask()).
+func GroupMask(groups ...uint32) uint32 {
+	var mask uint32
+	for _, g := range groups {
+		if g >= 1 && g <= 32 {
+			mask |= 1 << (g - 1)
+		}
+	}
+	return mask
 }
 
 // Datagram is one recvmsg() result.
@@ -245,21 +266,31 @@ func (s *Socket) Recv() (Datagram, error) {
 	return d, nil
 }
 
+// parseControl fills in d's group and nsid from the control messages.
+// netlink_recvmsg() writes each at most once per datagram, so a second one
+// of either kind is an error (it would otherwise overwrite the first and
+// hide a kernel that reports a datagram twice), as is anything else.
 func (d *Datagram) parseControl(oob []byte) error {
 	cmsgs, err := unix.ParseSocketControlMessage(oob)
 	if err != nil {
 		return err
 	}
 	for _, c := range cmsgs {
-		if c.Header.Level != unix.SOL_NETLINK || len(c.Data) < 4 {
+		if c.Header.Level != unix.SOL_NETLINK || len(c.Data) != 4 {
 			return fmt.Errorf("unexpected control message level %d type %d len %d", c.Header.Level, c.Header.Type, len(c.Data))
 		}
 		v := binary.NativeEndian.Uint32(c.Data)
 		switch c.Header.Type {
 		case unix.NETLINK_PKTINFO:
+			if d.Group != nil {
+				return fmt.Errorf("two NETLINK_PKTINFO control messages on one datagram (groups %d and %d)", *d.Group, v)
+			}
 			d.Group = &v
 		case unix.NETLINK_LISTEN_ALL_NSID:
 			id := int32(v)
+			if d.NSID != nil {
+				return fmt.Errorf("two NETLINK_LISTEN_ALL_NSID control messages on one datagram (nsids %d and %d)", *d.NSID, id)
+			}
 			d.NSID = &id
 		default:
 			return fmt.Errorf("unexpected SOL_NETLINK control message type %d", c.Header.Type)
@@ -290,12 +321,49 @@ func ParseMessages(b []byte) ([]netlink.Message, error) {
 			Data: b[unix.NLMSG_HDRLEN:l],
 		}
 		msgs = append(msgs, m)
-		b = b[min(len(b), nlmsgAlign(l)):]
+		b = b[min(len(b), Align(l)):]
 	}
 	return msgs, nil
 }
 
-func nlmsgAlign(n int) int { return (n + unix.NLMSG_ALIGNTO - 1) &^ (unix.NLMSG_ALIGNTO - 1) }
+// Align rounds n up to NLMSG_ALIGNTO (4), as NLMSG_ALIGN and NLA_ALIGN do.
+func Align(n int) int { return (n + unix.NLMSG_ALIGNTO - 1) &^ (unix.NLMSG_ALIGNTO - 1) }
+
+// Control is one control message as recvmsg returned it.
+type Control struct {
+	Level, Type int32
+	Len         uint64 // cmsg_len: header and data, without the padding
+	Data        []byte
+}
+
+// PeekControl returns the control messages of the datagram at the head of
+// the queue, exactly as the kernel wrote them, without dequeuing it
+// (MSG_PEEK): the datagram stays there for Recv. It fails when nothing is
+// queued (ErrEmpty) and on truncation.
+func (s *Socket) PeekControl() ([]Control, error) {
+	if s.buf == nil {
+		s.buf = make([]byte, 64<<10)
+	}
+	oob := make([]byte, 3*unix.CmsgSpace(4))
+	_, oobn, flags, _, err := unix.Recvmsg(s.fd, s.buf, oob, unix.MSG_PEEK|unix.MSG_DONTWAIT)
+	switch {
+	case errors.Is(err, unix.EAGAIN):
+		return nil, fmt.Errorf("%s: recvmsg(MSG_PEEK): %w", s, ErrEmpty)
+	case err != nil:
+		return nil, s.wrap("recvmsg(MSG_PEEK)", err)
+	case flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0:
+		return nil, fmt.Errorf("%s: recvmsg(MSG_PEEK): truncated (flags %#x)", s, flags)
+	}
+	cmsgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil {
+		return nil, s.wrap("control data", err)
+	}
+	out := make([]Control, len(cmsgs))
+	for i, c := range cmsgs {
+		out[i] = Control{Level: c.Header.Level, Type: c.Header.Type, Len: uint64(c.Header.Len), Data: c.Data}
+	}
+	return out, nil
+}
 
 // Wait blocks until the socket is readable (data or a pending error) or the
 // timeout passes. Use it only for events the kernel makes asynchronous.

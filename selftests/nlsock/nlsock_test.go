@@ -1,7 +1,10 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package nlsock
 
 import (
 	"encoding/binary"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -44,21 +47,61 @@ func TestParseMessagesRejectsBadLengths(t *testing.T) {
 	}
 }
 
-func TestDatagramControlMessages(t *testing.T) {
-	oob := make([]byte, 2*unix.CmsgSpace(4))
-	put := func(off int, typ int32, v uint32) {
+// controlBuffer builds a control buffer of 4-byte SOL_NETLINK control
+// messages of the given types, as recvmsg() returns it.
+func controlBuffer(types []int32, values ...uint32) []byte {
+	oob := make([]byte, len(types)*unix.CmsgSpace(4))
+	for i, typ := range types {
+		off := i * unix.CmsgSpace(4)
 		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[off]))
 		h.Level, h.Type = unix.SOL_NETLINK, typ
 		h.SetLen(unix.CmsgLen(4))
-		binary.NativeEndian.PutUint32(oob[off+unix.CmsgLen(0):], v)
+		binary.NativeEndian.PutUint32(oob[off+unix.CmsgLen(0):], values[i])
 	}
-	put(0, unix.NETLINK_PKTINFO, 36)
-	put(unix.CmsgSpace(4), unix.NETLINK_LISTEN_ALL_NSID, 0)
+	return oob
+}
+
+func TestDatagramControlMessages(t *testing.T) {
+	oob := controlBuffer([]int32{unix.NETLINK_PKTINFO, unix.NETLINK_LISTEN_ALL_NSID}, 36, 0)
 	var d Datagram
 	if err := d.parseControl(oob); err != nil {
 		t.Fatal(err)
 	}
 	if d.Group == nil || *d.Group != 36 || d.NSID == nil || *d.NSID != 0 {
 		t.Errorf("group %v nsid %v, want 36 and 0", d.Group, d.NSID)
+	}
+}
+
+func TestGroupMask(t *testing.T) {
+	for g, want := range map[uint32]uint32{0: 0, 1: 1, 5: 0x10, 32: 0x80000000, 33: 0, 36: 0} {
+		if got := GroupMask(g); got != want {
+			t.Errorf("GroupMask(%d) = %#x, want %#x", g, got, want)
+		}
+	}
+	if got := GroupMask(5, 7, 36); got != 0x50 {
+		t.Errorf("GroupMask(5, 7, 36) = %#x, want 0x50", got)
+	}
+}
+
+// A datagram must carry each control message at most once: a second
+// PKTINFO or nsid is an error, not a silent overwrite.
+func TestDatagramDuplicateControlMessages(t *testing.T) {
+	for name, types := range map[string][]int32{
+		"two PKTINFO":            {unix.NETLINK_PKTINFO, unix.NETLINK_PKTINFO},
+		"two nsids":              {unix.NETLINK_LISTEN_ALL_NSID, unix.NETLINK_LISTEN_ALL_NSID},
+		"nsid, PKTINFO, nsid":    {unix.NETLINK_LISTEN_ALL_NSID, unix.NETLINK_PKTINFO, unix.NETLINK_LISTEN_ALL_NSID},
+		"PKTINFO, nsid, PKTINFO": {unix.NETLINK_PKTINFO, unix.NETLINK_LISTEN_ALL_NSID, unix.NETLINK_PKTINFO},
+	} {
+		var d Datagram
+		err := d.parseControl(controlBuffer(types, 5, 7, 5))
+		if err == nil {
+			t.Errorf("%s: accepted (group %v, nsid %v)", name, d.Group, d.NSID)
+		} else if !strings.Contains(err.Error(), "two ") {
+			t.Errorf("%s: %v, want an error naming the duplicate", name, err)
+		}
+	}
+	var d Datagram
+	if err := d.parseControl(controlBuffer([]int32{unix.NETLINK_PKTINFO}, 5)); err != nil || d.Group == nil || *d.Group != 5 || d.NSID != nil {
+		t.Errorf("one PKTINFO: group %v nsid %v err %v, want group 5 and no nsid", d.Group, d.NSID, err)
 	}
 }

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package rtnl
 
 import (
@@ -12,6 +14,15 @@ import (
 
 // NewAddr adds the IPv4 or IPv6 address p to interface ifindex.
 func NewAddr(ifindex uint32, p netip.Prefix) Request {
+	return addrRequest(unix.RTM_NEWADDR, netlink.Create|netlink.Excl, ifindex, p)
+}
+
+// DelAddr removes the IPv4 or IPv6 address p from interface ifindex.
+func DelAddr(ifindex uint32, p netip.Prefix) Request {
+	return addrRequest(unix.RTM_DELADDR, 0, ifindex, p)
+}
+
+func addrRequest(typ uint16, flags netlink.HeaderFlags, ifindex uint32, p netip.Prefix) Request {
 	family := uint8(unix.AF_INET)
 	if p.Addr().Is6() {
 		family = unix.AF_INET6
@@ -28,7 +39,7 @@ func NewAddr(ifindex uint32, p netip.Prefix) Request {
 		panic(err)
 	}
 	return Request{
-		Name: fmt.Sprintf("RTM_NEWADDR %s dev %d", p, ifindex),
-		Msg:  message(unix.RTM_NEWADDR, netlink.Create|netlink.Excl, b),
+		Name: fmt.Sprintf("%s %s dev %d", TypeName(typ), p, ifindex),
+		Msg:  message(typ, flags, b),
 	}
 }

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 // Package rtnl sends rtnetlink requests from a control socket and builds the
 // request messages the cases need: addresses, links and veth pairs, device
 // moves, netns ids, nexthops, routes, interface statistics and tc objects.
@@ -30,7 +32,6 @@ func NextSeq() uint32 { return seq.Add(1) }
 
 // Conn is a NETLINK_ROUTE control socket in one namespace.
 type Conn struct {
-	NS   *netns.NS
 	Sock *nlsock.Socket
 }
 
@@ -48,7 +49,7 @@ func Dial(ns *netns.NS) (*Conn, error) {
 		s.Close()
 		return nil, err
 	}
-	return &Conn{NS: ns, Sock: s}, nil
+	return &Conn{Sock: s}, nil
 }
 
 // Close closes the control socket.
@@ -83,8 +84,9 @@ type Request struct {
 // Reply is what came back for one request: messages other than the ACK
 // (echoes, GET replies) and the sequence number the request was sent with.
 type Reply struct {
-	Seq  uint32
-	Msgs []netlink.Message
+	Seq   uint32
+	Flags uint16 // the nlmsg_flags the request was sent with
+	Msgs  []netlink.Message
 }
 
 // Do sends r with NLM_F_REQUEST|NLM_F_ACK and reads up to its ACK. When Do
@@ -96,7 +98,7 @@ func (c *Conn) Do(r Request) (Reply, error) {
 	if err := c.Sock.SendTo(m, 0, 0); err != nil {
 		return Reply{}, fmt.Errorf("%s: %w", r.Name, err)
 	}
-	rep := Reply{Seq: m.Header.Sequence}
+	rep := Reply{Seq: m.Header.Sequence, Flags: uint16(m.Header.Flags)}
 	for {
 		d, err := c.recv(r.Name)
 		if err != nil {
@@ -118,7 +120,7 @@ func (c *Conn) Do(r Request) (Reply, error) {
 }
 
 // Dump sends r with NLM_F_REQUEST|NLM_F_DUMP and returns the messages up to
-// NLMSG_DONE.
+// NLMSG_DONE, or the error the NLMSG_DONE carries.
 func (c *Conn) Dump(r Request) ([]netlink.Message, error) {
 	m := r.Msg
 	m.Header.Flags |= netlink.Request | netlink.Dump
@@ -135,6 +137,9 @@ func (c *Conn) Dump(r Request) ([]netlink.Message, error) {
 		for _, got := range d.Msgs {
 			switch got.Header.Type {
 			case netlink.Done:
+				if err := doneError(r.Name, got); err != nil {
+					return nil, err
+				}
 				return out, nil
 			case netlink.Error:
 				if err := ParseError(r.Name, got); err != nil {
@@ -207,7 +212,7 @@ func extackMessage(m netlink.Message) string {
 	if off > len(m.Data) {
 		return ""
 	}
-	ad, err := netlink.NewAttributeDecoder(m.Data[nlmsgAlign(off):])
+	ad, err := netlink.NewAttributeDecoder(m.Data[nlsock.Align(off):])
 	if err != nil {
 		return ""
 	}
@@ -218,8 +223,6 @@ func extackMessage(m netlink.Message) string {
 	}
 	return ""
 }
-
-func nlmsgAlign(n int) int { return (n + unix.NLMSG_ALIGNTO - 1) &^ (unix.NLMSG_ALIGNTO - 1) }
 
 // attrs encodes attributes, panicking on an encoder error: the encoders here
 // only fail on programming mistakes (oversized attributes).

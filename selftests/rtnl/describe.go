@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package rtnl
 
 import (
@@ -37,7 +39,8 @@ func TypeName(t uint16) string {
 // to tell two messages of one type apart in a transcript: the address of an
 // RTM_NEWADDR, the destination and table of a route, the name and move
 // attributes of a link, the id of an nsid or nexthop message, the kind of a
-// tc object. It returns "" for types it does not know.
+// tc object, the kind and index of each tc action. It returns "" for types
+// it does not know.
 func Describe(m netlink.Message) string {
 	t := uint16(m.Header.Type)
 	switch t {
@@ -56,6 +59,8 @@ func Describe(m netlink.Message) string {
 	case unix.RTM_NEWQDISC, unix.RTM_DELQDISC, unix.RTM_NEWTFILTER, unix.RTM_DELTFILTER,
 		unix.RTM_NEWCHAIN, unix.RTM_DELCHAIN:
 		return describeTC(m.Data)
+	case unix.RTM_NEWACTION, unix.RTM_DELACTION:
+		return describeActions(m.Data)
 	case unix.RTM_NEWSTATS:
 		if len(m.Data) >= 8 {
 			return fmt.Sprintf("ifindex %d", binary.NativeEndian.Uint32(m.Data[4:]))
@@ -147,6 +152,57 @@ func describeTC(b []byte) string {
 	return strings.Join(parts, " ")
 }
 
+// describeActions lists the actions of an RTM_NEWACTION or RTM_DELACTION
+// as "mirred index 7": struct tcamsg, then TCA_ROOT_TAB holding one nest
+// per action with TCA_ACT_KIND and TCA_ACT_OPTIONS. The kernel does not
+// put TCA_ACT_INDEX in notifications (tcf_action_dump_1()); the index is
+// the first field (struct tc_gen) of the kind's parameters, attribute 2
+// (TCA_MIRRED_PARMS, TCA_GACT_PARMS) for the kinds decoded here.
+func describeActions(b []byte) string {
+	if len(b) < len(tcamsg) {
+		return "short"
+	}
+	var parts []string
+	forAttrs(b[len(tcamsg):], func(t uint16, tab []byte) {
+		if t != unix.TCA_ROOT_TAB {
+			return
+		}
+		forAttrs(tab, func(_ uint16, act []byte) {
+			parts = append(parts, describeAction(act))
+		})
+	})
+	return strings.Join(parts, ", ")
+}
+
+func describeAction(b []byte) string {
+	var kind string
+	index := -1
+	forAttrs(b, func(t uint16, v []byte) {
+		switch t {
+		case tcaActKind:
+			kind = strings.TrimRight(string(v), "\x00")
+		case tcaActIndex:
+			if len(v) == 4 {
+				index = int(binary.NativeEndian.Uint32(v))
+			}
+		}
+	})
+	forAttrs(b, func(t uint16, opts []byte) {
+		if t != tcaActOptions || index >= 0 || (kind != "mirred" && kind != "gact") {
+			return
+		}
+		forAttrs(opts, func(t uint16, v []byte) {
+			if t == tcaMirredParms && len(v) >= 4 {
+				index = int(binary.NativeEndian.Uint32(v))
+			}
+		})
+	})
+	if index < 0 {
+		return kind
+	}
+	return fmt.Sprintf("%s index %d", kind, index)
+}
+
 func describeAttrs(b []byte, hdr int, names map[uint16]string) string {
 	if len(b) < hdr {
 		return "short"
@@ -172,3 +228,49 @@ func forAttrs(b []byte, fn func(typ uint16, v []byte)) {
 
 // RTA_NH_ID is missing from x/sys/unix.
 const RTA_NH_ID = 30
+
+// flag bits whose meaning depends on the message (include/uapi/linux/netlink.h).
+var (
+	commonFlags = []flagName{{unix.NLM_F_REQUEST, "REQUEST"}, {unix.NLM_F_MULTI, "MULTI"},
+		{unix.NLM_F_ACK, "ACK"}, {unix.NLM_F_ECHO, "ECHO"}, {unix.NLM_F_DUMP_INTR, "DUMP_INTR"},
+		{unix.NLM_F_DUMP_FILTERED, "DUMP_FILTERED"}}
+	newFlags = []flagName{{unix.NLM_F_REPLACE, "REPLACE"}, {unix.NLM_F_EXCL, "EXCL"},
+		{unix.NLM_F_CREATE, "CREATE"}, {unix.NLM_F_APPEND, "APPEND"}}
+	delFlags = []flagName{{unix.NLM_F_NONREC, "NONREC"}, {0x200, "BULK"}}
+	ackFlags = []flagName{{unix.NLM_F_CAPPED, "CAPPED"}, {unix.NLM_F_ACK_TLVS, "ACK_TLVS"}}
+)
+
+type flagName struct {
+	bit  uint16
+	name string
+}
+
+// FlagNames renders the nlmsg_flags of a message of type typ as
+// "CREATE|EXCL", or "0". The bits above 0xff mean different things for an
+// ACK (NLMSG_ERROR), a delete (RTM_DEL*) and everything else; unknown bits
+// show in hex.
+func FlagNames(typ, flags uint16) string {
+	if flags == 0 {
+		return "0"
+	}
+	table := append([]flagName(nil), commonFlags...)
+	switch {
+	case typ == unix.NLMSG_ERROR:
+		table = append(table, ackFlags...)
+	case typ >= unix.RTM_BASE && (typ-unix.RTM_BASE)%4 == 1:
+		table = append(table, delFlags...)
+	default:
+		table = append(table, newFlags...)
+	}
+	var parts []string
+	for _, f := range table {
+		if flags&f.bit != 0 {
+			parts = append(parts, f.name)
+			flags &^= f.bit
+		}
+	}
+	if flags != 0 {
+		parts = append(parts, fmt.Sprintf("%#x", flags))
+	}
+	return strings.Join(parts, "|")
+}

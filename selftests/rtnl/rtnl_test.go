@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package rtnl
 
 import (
@@ -94,9 +96,43 @@ func TestDescribe(t *testing.T) {
 		{NewNexthop(Nexthop{ID: 10, Blackhole: true}), "id 10"},
 		{NewIngress(1), "dev 1 ingress"},
 		{NewNSID(3, 5), "nsid 5"},
+		{NewMirredAction(7, 1), "mirred index 7"},
+		{delAction(GetMirredAction(9)), "mirred index 9"}, // TCA_ACT_INDEX
 	} {
 		if got := Describe(tc.req.Msg); got != tc.want {
 			t.Errorf("Describe(%s) = %q, want %q", tc.req.Name, got, tc.want)
+		}
+	}
+}
+
+// delAction turns a request into an RTM_DELACTION with the same payload.
+func delAction(r Request) Request {
+	r.Msg.Header.Type = unix.RTM_DELACTION
+	return r
+}
+
+// The action index tells two notifications apart: the kinds match, the
+// indexes do not.
+func TestDescribeActionIndex(t *testing.T) {
+	if a, b := Describe(NewMirredAction(7, 1).Msg), Describe(NewMirredAction(8, 1).Msg); a == b {
+		t.Errorf("actions 7 and 8 both describe as %q", a)
+	}
+}
+
+func TestFlagNames(t *testing.T) {
+	for _, tc := range []struct {
+		typ, flags uint16
+		want       string
+	}{
+		{unix.RTM_NEWROUTE, 0, "0"},
+		{unix.RTM_NEWROUTE, unix.NLM_F_CREATE | unix.NLM_F_EXCL, "EXCL|CREATE"},
+		{unix.RTM_NEWTFILTER, unix.NLM_F_REQUEST | unix.NLM_F_ACK | unix.NLM_F_ECHO | unix.NLM_F_REPLACE, "REQUEST|ACK|ECHO|REPLACE"},
+		{unix.NLMSG_ERROR, unix.NLM_F_CAPPED, "CAPPED"},
+		{unix.RTM_DELROUTE, unix.NLM_F_NONREC, "NONREC"},
+		{unix.RTM_NEWADDR, 0x8000, "0x8000"},
+	} {
+		if got := FlagNames(tc.typ, tc.flags); got != tc.want {
+			t.Errorf("FlagNames(%s, %#x) = %q, want %q", TypeName(tc.typ), tc.flags, got, tc.want)
 		}
 	}
 }

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package cases
 
 import (
@@ -20,8 +22,7 @@ import (
 // netlink_cmsg_listen_all_nsid(): put_cmsg(msg, SOL_NETLINK,
 // NETLINK_LISTEN_ALL_NSID, sizeof(int), &NETLINK_CB(skb).nsid).
 func allNSIDMappedSourceReportsNSID(t selftests.T) {
-	env := selftests.NewEnv(t)
-	s, obs1, obs2 := env.NewNS("S"), env.NewNS("O1"), env.NewNS("O2")
+	s, obs1, obs2 := selftests.NewNS(t, "S"), selftests.NewNS(t, "O1"), selftests.NewNS(t, "O2")
 	obs1.Map(s, 0)
 	obs2.Map(s, 42)
 	allNSID := selftests.With(unix.NETLINK_LISTEN_ALL_NSID)
@@ -35,10 +36,10 @@ func allNSIDMappedSourceReportsNSID(t selftests.T) {
 
 	expectNSIDControl(t, o1, 0)
 	expectNSIDControl(t, o2, 42)
-	env.Expect(o1, e1.NewAddr().NSID(0))
-	env.Expect(o2, e1.NewAddr().NSID(42))
-	env.Expect(p1)
-	env.Expect(p2)
+	o1.Expect(e1.NewAddr().NSID(0))
+	o2.Expect(e1.NewAddr().NSID(42))
+	p1.Expect()
+	p2.Expect()
 }
 
 // expectNSIDControl peeks at the datagram at the head of s's queue and
@@ -47,31 +48,20 @@ func allNSIDMappedSourceReportsNSID(t selftests.T) {
 // want. MSG_PEEK leaves the datagram queued for the transcript.
 func expectNSIDControl(t selftests.T, s *selftests.Sock, want int32) {
 	t.Helper()
-	buf := make([]byte, 64<<10)
-	oob := make([]byte, 2*unix.CmsgSpace(4))
-	_, oobn, flags, _, err := unix.Recvmsg(s.FD(), buf, oob, unix.MSG_PEEK|unix.MSG_DONTWAIT)
+	cmsgs, err := s.PeekControl()
 	if err != nil {
-		t.Errorf("%s: recvmsg(MSG_PEEK): %v (expected a datagram with nsid %d)", s, err, want)
-		return
-	}
-	if flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 {
-		t.Errorf("%s: recvmsg(MSG_PEEK): truncated (flags %#x)", s, flags)
-		return
-	}
-	cmsgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-	if err != nil {
-		t.Errorf("%s: control data: %v", s, err)
+		t.Errorf("%v (expected a datagram with nsid %d)", err, want)
 		return
 	}
 	if len(cmsgs) != 1 {
 		t.Errorf("%s: %d control messages, want 1 (NETLINK_LISTEN_ALL_NSID)", s, len(cmsgs))
 		return
 	}
-	h, data := cmsgs[0].Header, cmsgs[0].Data
-	if h.Level != unix.SOL_NETLINK || h.Type != unix.NETLINK_LISTEN_ALL_NSID ||
-		uint64(h.Len) != uint64(unix.CmsgLen(4)) || len(data) != 4 {
+	c, data := cmsgs[0], cmsgs[0].Data
+	if c.Level != unix.SOL_NETLINK || c.Type != unix.NETLINK_LISTEN_ALL_NSID ||
+		c.Len != uint64(unix.CmsgLen(4)) || len(data) != 4 {
 		t.Errorf("%s: control message level %d type %d cmsg_len %d (%d data bytes), want level %d (SOL_NETLINK) type %d (NETLINK_LISTEN_ALL_NSID) cmsg_len %d (a 4-byte int)",
-			s, h.Level, h.Type, h.Len, len(data), unix.SOL_NETLINK, unix.NETLINK_LISTEN_ALL_NSID, unix.CmsgLen(4))
+			s, c.Level, c.Type, c.Len, len(data), unix.SOL_NETLINK, unix.NETLINK_LISTEN_ALL_NSID, unix.CmsgLen(4))
 		return
 	}
 	if got := int32(binary.NativeEndian.Uint32(data)); got != want {

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package cases
 
 import (
@@ -13,8 +15,8 @@ import (
 // a subscriber in S shows that each event was sent.
 //
 // getsockopt(NETLINK_LISTEN_ALL_NSID) must read the flag back, except on
-// kernels whose netlink_getsockopt() has no case for it (6.1): there it is
-// ENOPROTOOPT, which alone is accepted, and logged.
+// kernels before 6.9, whose netlink_getsockopt() has no case for it (6.1):
+// there it is ENOPROTOOPT, which alone is accepted, and logged.
 //
 // Kernel: netlink_setsockopt() NETLINK_LISTEN_ALL_NSID ->
 // assign_bit(NETLINK_F_LISTEN_ALL_NSID, &nlk->flags, val), tested per
@@ -22,43 +24,42 @@ import (
 // netlink_update_socket_mc(). A patched kernel must keep its ALL_NSID
 // index in sync with both.
 func allNSIDOptionToggleLive(t selftests.T) {
-	env := selftests.NewEnv(t)
-	s, f := env.NewNS("S"), env.NewNS("F")
+	s, f := selftests.NewNS(t, "S"), selftests.NewNS(t, "F")
 	f.Map(s, 3)
 	fs := f.Socket("f", selftests.Join(unix.RTNLGRP_IPV4_IFADDR))
 	a := s.Socket("a", selftests.Join(unix.RTNLGRP_IPV4_IFADDR))
 	event := func() selftests.AddrEvent {
 		t.Helper()
 		e := s.AddAddr()
-		env.Expect(a, e.NewAddr())
+		a.Expect(e.NewAddr())
 		return e
 	}
 
 	// 1. Plain foreign subscriber.
 	event()
-	env.Expect(fs)
+	fs.Expect()
 
 	// 2. Flag set while subscribed.
 	setAllNSID(t, fs, true)
 	e := event()
-	env.Expect(fs, e.NewAddr().NSID(3))
+	fs.Expect(e.NewAddr().NSID(3))
 
 	// 3. Flag cleared while subscribed.
 	setAllNSID(t, fs, false)
 	event()
-	env.Expect(fs)
+	fs.Expect()
 
 	// 4. Flag without any group, then a join.
 	g := f.Socket("g", selftests.With(unix.NETLINK_LISTEN_ALL_NSID))
 	expectOption(t, g, unix.NETLINK_LISTEN_ALL_NSID, 1)
 	event()
-	env.Expect(g)
+	g.Expect()
 	if err := g.Join(unix.RTNLGRP_IPV4_IFADDR); err != nil {
 		t.Fatalf("%v", err)
 	}
 	e = event()
-	env.Expect(g, e.NewAddr().NSID(3))
-	env.Expect(fs)
+	g.Expect(e.NewAddr().NSID(3))
+	fs.Expect()
 
 	// 5. The group dropped, the flag kept.
 	if err := g.Leave(unix.RTNLGRP_IPV4_IFADDR); err != nil {
@@ -66,16 +67,14 @@ func allNSIDOptionToggleLive(t selftests.T) {
 	}
 	expectOption(t, g, unix.NETLINK_LISTEN_ALL_NSID, 1)
 	event()
-	env.Expect(g)
-	env.Expect(fs)
+	g.Expect()
+	fs.Expect()
 }
 
 // setAllNSID sets or clears NETLINK_LISTEN_ALL_NSID on s and checks that
 // getsockopt reads the new state back.
 func setAllNSID(t selftests.T, s *selftests.Sock, on bool) {
 	t.Helper()
-	if err := s.SetOption(unix.NETLINK_LISTEN_ALL_NSID, on); err != nil {
-		t.Fatalf("%v", err)
-	}
+	s.SetFlag(unix.NETLINK_LISTEN_ALL_NSID, on)
 	expectOption(t, s, unix.NETLINK_LISTEN_ALL_NSID, flagValue(on))
 }

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package cases
 
 import (
@@ -6,7 +8,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"nlmcast/selftests"
-	"nlmcast/selftests/nlsock"
 )
 
 // allNSIDRequiresCapNetBroadcast: CAP_NET_BROADCAST guards both ends of
@@ -38,31 +39,30 @@ import (
 // p->net->user_ns, CAP_NET_BROADCAST)) return; file_ns_capable() checks
 // file->f_cred, the credentials socket() was called with.
 func allNSIDRequiresCapNetBroadcast(t selftests.T) {
-	env := selftests.NewEnv(t)
-	s, o := env.NewNS("S"), env.NewNS("O")
+	s, o := selftests.NewNS(t, "S"), selftests.NewNS(t, "O")
 	o.Map(s, 6)
 	const ifaddr = unix.RTNLGRP_IPV4_IFADDR
 
-	// (a) Setting and clearing the flag.
+	// (a)
 	f := o.Socket("f", selftests.Join(ifaddr))
 	setAllNSIDWithoutCap(t, f, true)
 	expectOption(t, f, unix.NETLINK_LISTEN_ALL_NSID, 0)
 	s.AddAddr()
-	env.Expect(f)
+	f.Expect()
 
 	setAllNSID(t, f, true)
 	e := s.AddAddr()
-	env.Expect(f, e.NewAddr().NSID(6))
+	f.Expect(e.NewAddr().NSID(6))
 
 	setAllNSIDWithoutCap(t, f, false)
 	expectOption(t, f, unix.NETLINK_LISTEN_ALL_NSID, 1)
 	e = s.AddAddr()
-	env.Expect(f, e.NewAddr().NSID(6))
+	f.Expect(e.NewAddr().NSID(6))
 
-	// (b) The opener's credentials.
-	n := openWithoutCap(t, o, "n")
-	listenAllNSID(t, n, ifaddr)
-	userNS, u, noUserNS := env.NewUserNS("U", "u", unix.NETLINK_ROUTE)
+	// (b)
+	n := o.SocketWithout(unix.CAP_NET_BROADCAST, "n", selftests.With(unix.NETLINK_LISTEN_ALL_NSID), selftests.Join(ifaddr))
+	expectOption(t, n, unix.NETLINK_LISTEN_ALL_NSID, 1)
+	userNS, u, noUserNS := selftests.NewUserNS(t, "U", "u", unix.NETLINK_ROUTE)
 	var p *selftests.Sock
 	if noUserNS == nil {
 		listenAllNSID(t, u, ifaddr)
@@ -71,25 +71,25 @@ func allNSIDRequiresCapNetBroadcast(t selftests.T) {
 	}
 
 	e = s.AddAddr()
-	env.Expect(n)
-	env.Expect(f, e.NewAddr().NSID(6))
+	n.Expect()
+	f.Expect(e.NewAddr().NSID(6))
 	if noUserNS == nil {
-		env.Expect(u)
-		env.Expect(p, e.NewAddr().NSID(5))
+		u.Expect()
+		p.Expect(e.NewAddr().NSID(5))
 	}
 
 	e = o.AddAddr()
-	env.Expect(n, e.NewAddr())
-	env.Expect(f, e.NewAddr())
+	n.Expect(e.NewAddr())
+	f.Expect(e.NewAddr())
 
 	if noUserNS != nil {
 		t.Skipf("the socket opened by root of a child user namespace: %v (the rest of the case ran)", noUserNS)
 	}
 	e = userNS.AddAddr()
-	env.Expect(u, e.NewAddr())
-	env.Expect(p, e.NewAddr())
-	env.Expect(n)
-	env.Expect(f)
+	u.Expect(e.NewAddr())
+	p.Expect(e.NewAddr())
+	n.Expect()
+	f.Expect()
 }
 
 // setAllNSIDWithoutCap calls setsockopt(NETLINK_LISTEN_ALL_NSID) on s from
@@ -107,25 +107,6 @@ func setAllNSIDWithoutCap(t selftests.T, s *selftests.Sock, on bool) {
 	if !errors.Is(setErr, unix.EPERM) {
 		t.Errorf("%s: setsockopt(NETLINK_LISTEN_ALL_NSID, %d) without CAP_NET_BROADCAST: %v, want EPERM", s, flagValue(on), setErr)
 	}
-}
-
-// openWithoutCap opens a NETLINK_ROUTE socket in ns on a thread without
-// CAP_NET_BROADCAST: the socket's file credentials lack it for good.
-func openWithoutCap(t selftests.T, ns *selftests.NS, name string) *selftests.Sock {
-	t.Helper()
-	var fd int
-	err := ns.NS.Do(func() error {
-		if err := selftests.DropCapability(unix.CAP_NET_BROADCAST); err != nil {
-			return err
-		}
-		var err error
-		fd, err = unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, unix.NETLINK_ROUTE)
-		return err
-	})
-	if err != nil {
-		t.Fatalf("socket %q in netns %s without CAP_NET_BROADCAST: %v", name, ns.Name, err)
-	}
-	return ns.Adopt(nlsock.FromFD(fd, unix.NETLINK_ROUTE, name, ns.Name))
 }
 
 // listenAllNSID binds s, sets NETLINK_LISTEN_ALL_NSID (from this process,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package cases
 
 import (
@@ -18,22 +20,21 @@ import (
 // source in the listener namespace's idr. rtnl_net_newid() allocates in
 // the requester's namespace only.
 func allNSIDUnmappedSourceIgnored(t selftests.T) {
-	env := selftests.NewEnv(t)
-	s, f := env.NewNS("S"), env.NewNS("F")
+	s, f := selftests.NewNS(t, "S"), selftests.NewNS(t, "F")
 	s.Map(f, 7) // the reverse direction only
 	fa := f.Socket("fa", selftests.With(unix.NETLINK_LISTEN_ALL_NSID), selftests.Join(unix.RTNLGRP_IPV4_IFADDR))
 	a := s.Socket("a", selftests.Join(unix.RTNLGRP_IPV4_IFADDR))
 
-	requireNoPeerID(t, f, s)
+	f.RequireNoID(s)
 	unmapped := s.AddAddr()
-	requireNoPeerID(t, f, s)
+	f.RequireNoID(s)
 
-	env.Expect(fa)
-	env.Expect(a, unmapped.NewAddr())
+	fa.Expect()
+	a.Expect(unmapped.NewAddr())
 
 	f.Map(s, 5)
 	mapped := s.AddAddr()
 
-	env.Expect(fa, mapped.NewAddr().NSID(5))
-	env.Expect(a, mapped.NewAddr())
+	fa.Expect(mapped.NewAddr().NSID(5))
+	a.Expect(mapped.NewAddr())
 }

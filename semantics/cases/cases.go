@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 // Package cases holds the semantics suite's case table: which sockets
 // receive NETLINK_ROUTE multicast notifications. Every case must pass on
 // every kernel, with net.core.netlink_route_mc_index absent, 0 or 1.
@@ -30,4 +32,10 @@ var All = []selftests.Case{
 	{Name: "tc_group_delivery", Run: tcGroupDelivery},
 	{Name: "tc_echo_requester", Run: tcEchoRequester},
 	{Name: "other_protocol_usersock_unaffected", Run: otherProtocolUsersockUnaffected},
+	{Name: "target_netnsid_dump_matches_setns_dump", Run: targetNetnsidDumpMatchesSetnsDump},
+	{Name: "target_netnsid_dump_needs_strict_check", Run: targetNetnsidDumpNeedsStrictCheck},
+	{Name: "target_netnsid_dump_requires_cap_net_admin", Run: targetNetnsidDumpRequiresCapNetAdmin},
+	{Name: "tc_echo_without_listener", Run: tcEchoWithoutListener},
+	{Name: "tc_foreign_listener_gets_nothing", Run: tcForeignListenerGetsNothing},
+	{Name: "tc_subscribed_echo_single_copy", Run: tcSubscribedEchoSingleCopy},
 }

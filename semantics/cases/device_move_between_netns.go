@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package cases
 
 import (
@@ -36,6 +38,18 @@ import (
 // it make them differ (the kernel picks the lowest free id), so a message
 // carrying the other namespace's id fails.
 //
+// Then wy, the end of a second down veth wx/wy in B, moves to A, where its
+// ifindex is taken: A holds the veth ca/cb, created before any socket with
+// ca at wy's ifindex (and cb at an ifindex nothing else uses). The kernel
+// gives wy a fresh ifindex N in A (dev_new_index()), and the RTM_DELLINK
+// in B says so exactly: IFLA_NEW_NETNSID X again (no new id, so no
+// RTM_NEWNSID anywhere) and IFLA_NEW_IFINDEX N, the ifindex A reports for
+// wy afterwards. The RTM_NEWLINK in A carries IFLA_LINK_NETNSID Y (wx
+// stays in B). o gets the two with 11 and 12 as before, f nothing. (A
+// second move of vx would do as well, but its RTM_DELLINK would also carry
+// IFLA_LINK_NETNSID, vy being in A by then, and kernels differ in where
+// they put it among the attributes.)
+//
 // All are kernel-originated (rtmsg_ifinfo*() and rtnl_net_notifyid() get
 // no request header), so seq and pid are 0.
 //
@@ -44,10 +58,13 @@ import (
 // rtnl_fill_link_netnsid()); peernet2id_alloc() -> rtnl_net_notifyid(
 // RTM_NEWNSID) (net/core/net_namespace.c); do_one_broadcast().
 func deviceMoveBetweenNetns(t selftests.T) {
-	env := selftests.NewEnv(t)
-	nsB, nsA, nsO, nsF := env.NewNS("B"), env.NewNS("A"), env.NewNS("O"), env.NewNS("F")
+	nsB, nsA, nsO, nsF := selftests.NewNS(t, "B"), selftests.NewNS(t, "A"), selftests.NewNS(t, "O"), selftests.NewNS(t, "F")
 	nsB.Do(rtnl.NewVeth("vx", "vy", -1))
 	vy := linkIndex(t, nsB, "vy")
+	nsB.Do(rtnl.NewVeth("wx", "wy", -1))
+	wy := linkIndex(t, nsB, "wy")
+	// ca takes wy's ifindex in A; cb gets one far above anything in use.
+	nsA.Do(rtnl.NewVethAt("ca", wy, "cb", wy+100))
 	const idOfB, idOfA = 11, 12
 	nsO.Map(nsB, idOfB)
 	nsO.Map(nsA, idOfA)
@@ -56,8 +73,8 @@ func deviceMoveBetweenNetns(t selftests.T) {
 	nsB.Map(nsF, 0)
 	nsA.Map(nsF, 0)
 	nsA.Map(nsO, 1)
-	requireNoPeerID(t, nsB, nsA)
-	requireNoPeerID(t, nsA, nsB)
+	nsB.RequireNoID(nsA)
+	nsA.RequireNoID(nsB)
 
 	groups := selftests.Join(unix.RTNLGRP_LINK, unix.RTNLGRP_NSID)
 	b := nsB.Socket("b", groups)
@@ -82,22 +99,32 @@ func deviceMoveBetweenNetns(t selftests.T) {
 	newLink := selftests.Notification(unix.RTM_NEWLINK, unix.RTNLGRP_LINK,
 		fmt.Sprintf("vy link_netnsid %d", bInA))
 
-	env.Expect(b, newIDInB, delLink)
-	env.Expect(a, newIDInA, newLink)
-	env.Expect(o, newIDInB.NSID(idOfB), delLink.NSID(idOfB), newIDInA.NSID(idOfA), newLink.NSID(idOfA))
-	env.Expect(f)
+	b.Expect(newIDInB, delLink)
+	a.Expect(newIDInA, newLink)
+	o.Expect(newIDInB.NSID(idOfB), delLink.NSID(idOfB), newIDInA.NSID(idOfA), newLink.NSID(idOfA))
+	f.Expect()
+
+	// wy into A, where its ifindex is ca's.
+	nsB.Do(rtnl.MoveLink(wy, nsA.FD()))
+	wyInA := linkIndex(t, nsA, "wy")
+	if wyInA == wy || wyInA == vy {
+		t.Errorf("wy has ifindex %d in A, want a fresh one (not %d, ca's, nor %d, vy's)", wyInA, wy, vy)
+	}
+	if got, back := nsB.IDOf(nsA), nsA.IDOf(nsB); got != aInB || back != bInA {
+		t.Errorf("after the second move: id of A in B = %d, of B in A = %d; want %d and %d as before", got, back, aInB, bInA)
+	}
+	delLink = selftests.Notification(unix.RTM_DELLINK, unix.RTNLGRP_LINK,
+		fmt.Sprintf("wy new_netnsid %d new_ifindex %d", aInB, wyInA))
+	newLink = selftests.Notification(unix.RTM_NEWLINK, unix.RTNLGRP_LINK,
+		fmt.Sprintf("wy link_netnsid %d", bInA))
+	b.Expect(delLink)
+	a.Expect(newLink)
+	o.Expect(delLink.NSID(idOfB), newLink.NSID(idOfA))
+	f.Expect()
 }
 
 // linkIndex returns the ifindex of the interface called name in n.
 func linkIndex(t selftests.T, n *selftests.NS, name string) uint32 {
 	t.Helper()
-	rep := n.Do(rtnl.GetLink(name))
-	if len(rep.Msgs) != 1 {
-		t.Fatalf("netns %s: RTM_GETLINK %s: %d replies, want 1", n.Name, name, len(rep.Msgs))
-	}
-	i, err := rtnl.LinkIndex(rep.Msgs[0])
-	if err != nil {
-		t.Fatalf("netns %s: RTM_GETLINK %s: %v", n.Name, name, err)
-	}
-	return i
+	return n.LinkIndex(name)
 }

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package cases
 
 import (
@@ -13,8 +15,7 @@ import (
 // Kernel: do_one_broadcast(): if (!net_eq(sock_net(sk), p->net)) { if
 // (!nlk_test_bit(LISTEN_ALL_NSID, sk)) return; ... }
 func foreignPlainSubscriberIsolated(t selftests.T) {
-	env := selftests.NewEnv(t)
-	s, f := env.NewNS("S"), env.NewNS("F")
+	s, f := selftests.NewNS(t, "S"), selftests.NewNS(t, "F")
 	f.Map(s, 3)
 	s.Map(f, 4)
 	fs := f.Socket("f", selftests.Join(unix.RTNLGRP_IPV4_IFADDR, unix.RTNLGRP_IPV4_ROUTE))
@@ -22,6 +23,6 @@ func foreignPlainSubscriberIsolated(t selftests.T) {
 
 	e1 := s.AddAddr()
 
-	env.Expect(fs)
-	env.Expect(a, e1.NewAddr())
+	fs.Expect()
+	a.Expect(e1.NewAddr())
 }

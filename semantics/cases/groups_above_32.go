@@ -1,8 +1,9 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package cases
 
 import (
 	"errors"
-	"fmt"
 	"net/netip"
 
 	"golang.org/x/sys/unix"
@@ -31,17 +32,16 @@ import (
 // rtnl_offload_xstats_notify() -> rtnl_notify(net, 0, RTNLGRP_STATS);
 // inet_ifmcaddr_notify() -> rtnl_notify(net, 0, RTNLGRP_IPV4_MCADDR).
 func groupsAbove32(t selftests.T) {
-	env := selftests.NewEnv(t)
-	s, o, f := env.NewNS("S"), env.NewNS("O"), env.NewNS("F")
+	s, o, f := selftests.NewNS(t, "S"), selftests.NewNS(t, "O"), selftests.NewNS(t, "F")
 	o.Map(s, 4)
 	m := s.Socket("m", selftests.With(unix.NETLINK_PKTINFO), selftests.Join(unix.RTNLGRP_STATS))
 	ob := o.Socket("o", selftests.With(unix.NETLINK_LISTEN_ALL_NSID), selftests.Join(unix.RTNLGRP_STATS))
 	fs := f.Socket("f", selftests.Join(unix.RTNLGRP_STATS))
 	expect := func(want ...selftests.Msg) {
 		t.Helper()
-		env.Expect(m, want...)
-		env.Expect(ob, selftests.FromNSID(4, want...)...)
-		env.Expect(fs)
+		m.Expect(want...)
+		ob.Expect(selftests.FromNSID(4, want...)...)
+		fs.Expect()
 	}
 
 	stats := l3StatsToggle(t, s, expect)
@@ -57,19 +57,13 @@ func groupsAbove32(t selftests.T) {
 }
 
 // l3StatsToggle switches lo's L3 statistics on and off in s and expects one
-// RTM_NEWSTATS per switch. It reports false, with a log line, when the
-// kernel has no RTM_SETSTATS.
+// RTM_NEWSTATS per switch. It reports false when the kernel has no
+// RTM_SETSTATS.
 func l3StatsToggle(t selftests.T, s *selftests.NS, expect func(...selftests.Msg)) bool {
-	t.Helper()
-	newStats := selftests.Notification(unix.RTM_NEWSTATS, unix.RTNLGRP_STATS, fmt.Sprintf("ifindex %d", rtnl.LoopbackIndex))
 	for _, on := range []bool{true, false} {
-		_, err := s.Ctl.Do(rtnl.SetL3Stats(rtnl.LoopbackIndex, on))
-		if on && errors.Is(err, unix.EOPNOTSUPP) {
-			t.Logf("this kernel has no RTM_SETSTATS (Linux 5.19+): %v; the group %d part is left out", err, unix.RTNLGRP_STATS)
+		newStats, ok := s.SetL3Stats(on)
+		if !ok {
 			return false
-		}
-		if err != nil {
-			t.Fatalf("netns %s: %v", s.Name, err)
 		}
 		expect(newStats)
 	}
@@ -95,46 +89,10 @@ func joinMCAddr(t selftests.T, socks ...*selftests.Sock) bool {
 // ipv4MulticastJoinLeave joins 239.1.2.3 on lo with a UDP socket in s and
 // closes it, expecting one RTM_NEWMULTICAST and one RTM_DELMULTICAST.
 func ipv4MulticastJoinLeave(t selftests.T, s *selftests.NS, expect func(...selftests.Msg)) {
-	t.Helper()
-	fd, err := joinIPv4Multicast(s, netip.MustParseAddr("239.1.2.3"), rtnl.LoopbackIndex)
-	if err != nil {
-		t.Fatalf("netns %s: %v", s.Name, err)
-	}
-	closed := false
-	closeFD := func() error {
-		if closed {
-			return nil
-		}
-		closed = true
-		return unix.Close(fd)
-	}
-	t.Cleanup(func() { closeFD() })
+	leave := s.JoinIPv4Multicast(netip.MustParseAddr("239.1.2.3"), rtnl.LoopbackIndex)
 	expect(selftests.Notification(unix.RTM_NEWMULTICAST, unix.RTNLGRP_IPV4_MCADDR, "239.1.2.3/32 dev 1"))
-
-	// close() leaves the group before it returns (inet_release ->
-	// ip_mc_drop_socket).
-	if err := closeFD(); err != nil {
-		t.Fatalf("netns %s: close the UDP socket: %v", s.Name, err)
+	if err := leave(); err != nil {
+		t.Fatalf("%v", err)
 	}
 	expect(selftests.Notification(unix.RTM_DELMULTICAST, unix.RTNLGRP_IPV4_MCADDR, "239.1.2.3/32 dev 1"))
-}
-
-// joinIPv4Multicast opens a UDP socket in ns and joins group on ifindex
-// (IP_ADD_MEMBERSHIP). The caller closes the returned descriptor.
-func joinIPv4Multicast(ns *selftests.NS, group netip.Addr, ifindex int32) (int, error) {
-	fd := -1
-	err := ns.NS.Do(func() error {
-		var err error
-		fd, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			return fmt.Errorf("UDP socket: %w", err)
-		}
-		mreq := &unix.IPMreqn{Multiaddr: group.As4(), Ifindex: ifindex}
-		if err := unix.SetsockoptIPMreqn(fd, unix.IPPROTO_IP, unix.IP_ADD_MEMBERSHIP, mreq); err != nil {
-			unix.Close(fd)
-			return fmt.Errorf("IP_ADD_MEMBERSHIP %s ifindex %d: %w", group, ifindex, err)
-		}
-		return nil
-	})
-	return fd, err
 }

@@ -1,9 +1,12 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package cases
 
 import (
 	"golang.org/x/sys/unix"
 
 	"nlmcast/selftests"
+	"nlmcast/selftests/nlsock"
 )
 
 // localSubscriberDelivery: a subscriber in the source namespace gets every
@@ -16,13 +19,12 @@ import (
 // the request's seq and portid; netlink_recvmsg() sets msg_name nl_pid 0 and
 // nl_groups = netlink_group_mask(dst_group).
 func localSubscriberDelivery(t selftests.T) {
-	env := selftests.NewEnv(t)
-	s := env.NewNS("S")
-	a := s.Socket("a", selftests.BindGroups(1<<(unix.RTNLGRP_IPV4_IFADDR-1)))
+	s := selftests.NewNS(t, "S")
+	a := s.Socket("a", selftests.BindGroups(nlsock.GroupMask(unix.RTNLGRP_IPV4_IFADDR)))
 	b := s.Socket("b", selftests.Join(unix.RTNLGRP_IPV4_IFADDR))
 
 	e1 := s.AddAddr()
 
-	env.Expect(a, e1.NewAddr())
-	env.Expect(b, e1.NewAddr())
+	a.Expect(e1.NewAddr())
+	b.Expect(e1.NewAddr())
 }

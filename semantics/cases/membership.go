@@ -1,14 +1,13 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package cases
 
 import (
 	"slices"
 
 	"nlmcast/selftests"
+	"nlmcast/selftests/nlsock"
 )
-
-// groupBit is group's bit in a bind()/getsockname() nl_groups mask
-// (groups 1..32 only).
-func groupBit(group uint32) uint32 { return 1 << (group - 1) }
 
 // expectMemberships checks that s is in exactly the groups want (ascending)
 // by both views the kernel offers: getsockopt(NETLINK_LIST_MEMBERSHIPS),
@@ -24,12 +23,7 @@ func expectMemberships(t selftests.T, s *selftests.Sock, want ...uint32) {
 	if !slices.Equal(got, want) {
 		t.Errorf("%s: NETLINK_LIST_MEMBERSHIPS = %v, want %v", s, got, want)
 	}
-	var wantMask uint32
-	for _, g := range want {
-		if g <= 32 {
-			wantMask |= groupBit(g)
-		}
-	}
+	wantMask := nlsock.GroupMask(want...)
 	_, mask, err := s.Address()
 	if err != nil {
 		t.Fatalf("%v", err)

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package cases
 
 import (
@@ -43,8 +45,7 @@ import (
 // checks); netlink_release() -> netlink_remove() (leaves mc_list);
 // cleanup_net() -> unhash_nsid() -> rtnl_net_notifyid(RTM_DELNSID).
 func netnsChurn(t selftests.T) {
-	env := selftests.NewEnv(t)
-	c := churn{t: t, env: env, nsS: env.NewNS("S"), nsO: env.NewNS("O")}
+	c := churn{t: t, nsS: selftests.NewNS(t, "S"), nsO: selftests.NewNS(t, "O")}
 	c.nsO.Map(c.nsS, idOfSInO)
 	c.s = c.nsS.Socket("s", selftests.Join(unix.RTNLGRP_IPV4_IFADDR))
 	c.o = c.nsO.Socket("o", selftests.With(unix.NETLINK_LISTEN_ALL_NSID),
@@ -58,15 +59,15 @@ func netnsChurn(t selftests.T) {
 	}
 
 	e1 := c.nsS.AddAddr()
-	env.Expect(c.s, e1.NewAddr())
-	env.Expect(c.o, e1.NewAddr().NSID(idOfSInO))
+	c.s.Expect(e1.NewAddr())
+	c.o.Expect(e1.NewAddr().NSID(idOfSInO))
 
 	var deaths []selftests.Msg
 	for _, m := range c.alive {
 		m.ns.Release()
 		deaths = append(deaths, nsidNotification(unix.RTM_DELNSID, m.id))
 	}
-	env.ExpectEventuallyInAnyOrder(c.o, netnsDeathDeadline, deaths...)
+	c.o.ExpectEventuallyInAnyOrder(netnsDeathDeadline, deaths...)
 }
 
 const (
@@ -83,7 +84,6 @@ func mapsS(i int) bool     { return i%2 == 0 }
 
 type churn struct {
 	t        selftests.T
-	env      *selftests.Env
 	nsS, nsO *selftests.NS
 	s, o     *selftests.Sock
 	alive    []mappedNS // the N_i that O maps, kept alive until the end
@@ -97,17 +97,16 @@ type mappedNS struct {
 
 // round runs round i.
 func (c *churn) round(i int) {
-	c.t.Helper()
-	n := c.env.NewNS(fmt.Sprintf("N%d", i))
+	n := selftests.NewNS(c.t, fmt.Sprintf("N%d", i))
 	np := n.Socket("np", selftests.Join(unix.RTNLGRP_IPV4_IFADDR))
 	na := n.Socket("na", selftests.With(unix.NETLINK_LISTEN_ALL_NSID), selftests.Join(unix.RTNLGRP_IPV4_IFADDR))
 
 	var wantO, wantNA []selftests.Msg
 	if mappedByO(i) {
-		wantO = append(wantO, assignNSID(c.t, c.nsO, n, idInO(i)))
+		wantO = append(wantO, c.nsO.Map(n, idInO(i)).NewNSID())
 	}
 	if mapsS(i) {
-		newID := assignNSID(c.t, n, c.nsS, idOfSIn(i))
+		newID := n.Map(c.nsS, idOfSIn(i)).NewNSID()
 		if mappedByO(i) {
 			wantO = append(wantO, newID.NSID(idInO(i)))
 		}
@@ -123,10 +122,10 @@ func (c *churn) round(i int) {
 	}
 	wantNA = append(wantNA, inN.NewAddr())
 
-	c.env.Expect(c.s, inS.NewAddr())
-	c.env.Expect(c.o, wantO...)
-	c.env.Expect(np, inN.NewAddr())
-	c.env.Expect(na, wantNA...)
+	c.s.Expect(inS.NewAddr())
+	c.o.Expect(wantO...)
+	np.Expect(inN.NewAddr())
+	na.Expect(wantNA...)
 
 	c.delete(i, n, np, na)
 	if mappedByO(i) {

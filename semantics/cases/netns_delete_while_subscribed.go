@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package cases
 
 import (
@@ -29,8 +31,7 @@ import (
 // RTM_DELNSID, id, 0, NULL) for every tmp with an id for the dying netns,
 // before ops_pre_exit_list()/ops_exit_list().
 func netnsDeleteWhileSubscribed(t selftests.T) {
-	env := selftests.NewEnv(t)
-	nsO, nsD, nsS := env.NewNS("O"), env.NewNS("D"), env.NewNS("S")
+	nsO, nsD, nsS := selftests.NewNS(t, "O"), selftests.NewNS(t, "D"), selftests.NewNS(t, "S")
 	const idOfD, idOfS = 13, 14
 	nsO.Map(nsD, idOfD)
 	nsO.Map(nsS, idOfS)
@@ -38,25 +39,25 @@ func netnsDeleteWhileSubscribed(t selftests.T) {
 		selftests.Join(unix.RTNLGRP_IPV4_IFADDR, unix.RTNLGRP_NSID))
 	d := nsD.Socket("d", selftests.Join(unix.RTNLGRP_IPV4_IFADDR))
 	dc := nsD.Ctl
-	env.Expect(d) // also opens d's sentinel while D can still be entered
+	d.Expect() // also opens d's sentinel while D can still be entered
 
-	nsD.Delete()  // `ip netns del D`
-	env.Expect(o) // no RTM_DELNSID: D is alive
+	nsD.Delete() // `ip netns del D`
+	o.Expect()   // no RTM_DELNSID: D is alive
 
 	e1 := nsD.AddAddrFrom(dc, 0)
-	env.Expect(d, e1.NewAddr())
-	env.Expect(o, e1.NewAddr().NSID(idOfD))
+	d.Expect(e1.NewAddr())
+	o.Expect(e1.NewAddr().NSID(idOfD))
 
 	// Without d, D lives on through dc (and d's sentinel).
 	if err := d.Close(); err != nil {
 		t.Fatalf("%v", err)
 	}
 	e1 = nsD.AddAddrFrom(dc, 0)
-	env.Expect(o, e1.NewAddr().NSID(idOfD))
+	o.Expect(e1.NewAddr().NSID(idOfD))
 
 	nsD.Release() // dc and d's sentinel: D's last references
-	env.ExpectEventually(o, netnsDeathDeadline, nsidNotification(unix.RTM_DELNSID, idOfD))
+	o.ExpectEventually(netnsDeathDeadline, nsidNotification(unix.RTM_DELNSID, idOfD))
 
 	e1 = nsS.AddAddr()
-	env.Expect(o, e1.NewAddr().NSID(idOfS))
+	o.Expect(e1.NewAddr().NSID(idOfS))
 }

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package cases
 
 import (
@@ -31,10 +33,9 @@ import (
 // netlink_getsockbyportid() gives -ECONNREFUSED for an unknown portid;
 // do_one_broadcast() as for every protocol.
 func otherProtocolUsersockUnaffected(t selftests.T) {
-	env := selftests.NewEnv(t)
-	s, f, o := env.NewNS("S"), env.NewNS("F"), env.NewNS("O")
+	s, f, o := selftests.NewNS(t, "S"), selftests.NewNS(t, "F"), selftests.NewNS(t, "O")
 	f.Map(s, 7)
-	requireNoPeerID(t, o, s)
+	o.RequireNoID(s)
 	const group = 1
 	usersock := selftests.Proto(unix.NETLINK_USERSOCK)
 	join := selftests.Join(group)
@@ -46,24 +47,24 @@ func otherProtocolUsersockUnaffected(t selftests.T) {
 	ufa := f.Socket("ufa", usersock, allNSID, join)
 	uoa := o.Socket("uoa", usersock, allNSID, join)
 
-	// 1. Multicast plus unicast to sink.
-	m := sendUserMulticast(t, us, sink.Portid(), group)
-	env.Expect(us)
-	env.Expect(ul, m)
-	env.Expect(sink, m)
-	env.Expect(uf)
-	env.Expect(ufa, m.NSID(7))
-	env.Expect(uoa)
+	// 1.
+	m := us.MustMulticast(sink.Portid(), group)
+	us.Expect()
+	ul.Expect(m)
+	sink.Expect(m)
+	uf.Expect()
+	ufa.Expect(m.NSID(7))
+	uoa.Expect()
 
-	// 2. Multicast plus unicast to portid 0, which no socket has.
+	// 2.
 	m, err := us.Multicast(0, group)
 	if !errors.Is(err, unix.ECONNREFUSED) {
 		t.Errorf("%s: sendto(nl_pid 0, group %d): got %v, want ECONNREFUSED (no NETLINK_USERSOCK kernel socket)", us, group, errors.Unwrap(err))
 	}
-	env.Expect(us)
-	env.Expect(ul, m)
-	env.Expect(sink)
-	env.Expect(uf)
-	env.Expect(ufa, m.NSID(7))
-	env.Expect(uoa)
+	us.Expect()
+	ul.Expect(m)
+	sink.Expect()
+	uf.Expect()
+	ufa.Expect(m.NSID(7))
+	uoa.Expect()
 }

@@ -1,7 +1,10 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package cases
 
 import (
 	"errors"
+	"fmt"
 
 	"golang.org/x/sys/unix"
 
@@ -9,13 +12,10 @@ import (
 	"nlmcast/selftests/rtnl"
 )
 
-// A burst is burstSize user multicast messages on burstGroup: far more
-// than a minimal receive buffer holds, far less than 4 MiB. No kernel event
-// of the case is on that group.
-const (
-	burstSize  = 50
-	burstGroup = unix.RTNLGRP_IPV4_IFADDR
-)
+// burstGroup carries the bursts (selftests.BurstSize user multicasts: far
+// more than a minimal receive buffer holds, far less than 4 MiB). No
+// kernel event of the case is on that group.
+const burstGroup = unix.RTNLGRP_IPV4_IFADDR
 
 // overrunENOBUFS: a subscriber whose receive buffer overflows loses the
 // rest of a burst and is told so once; NETLINK_NO_ENOBUFS hides the error
@@ -41,45 +41,32 @@ const (
 // -> nlmsg_notify() -> tcf_add_notify() -> tcf_action_add() returns it
 // after the action was inserted.
 func overrunENOBUFS(t selftests.T) {
-	env := selftests.NewEnv(t)
-	s := env.NewNS("S")
-	overrunBurst(t, env, s)
-	broadcastErrorPropagation(t, env, s)
+	s := selftests.NewNS(t, "S")
+	overrunBurst(t, s)
+	broadcastErrorPropagation(t, s)
 }
 
-func overrunBurst(t selftests.T, env *selftests.Env, s *selftests.NS) {
-	t.Helper()
-	v := s.Socket("v", selftests.RcvBuf(1, false), selftests.Join(burstGroup))
-	vn := s.Socket("vn", selftests.RcvBuf(1, false), selftests.With(unix.NETLINK_NO_ENOBUFS),
+func overrunBurst(t selftests.T, s *selftests.NS) {
+	v := s.Socket("v", selftests.RcvBuf(1), selftests.Join(burstGroup))
+	vn := s.Socket("vn", selftests.RcvBuf(1), selftests.With(unix.NETLINK_NO_ENOBUFS),
 		selftests.Join(burstGroup))
-	h := s.Socket("h", selftests.RcvBuf(4<<20, true), selftests.Join(burstGroup))
+	h := s.Socket("h", selftests.RcvBufForce(4<<20), selftests.Join(burstGroup))
 	sender := s.Socket("sender")
 
-	burst := sendBurst(t, sender)
+	burst := sender.Burst(burstGroup)
 
-	k := env.ExpectOverrun(v, []selftests.Msg{selftests.RecvError(unix.ENOBUFS)}, burst)
-	kn := env.ExpectOverrun(vn, nil, burst)
-	env.Expect(h, burst...)
+	k := v.ExpectOverrun([]selftests.Msg{selftests.RecvError(unix.ENOBUFS)}, burst)
+	kn := vn.ExpectOverrun(nil, burst)
+	h.Expect(burst...)
 	// Drained, v and vn are no longer congested: the sentinel gets through.
-	env.Expect(v)
-	env.Expect(vn)
+	v.Expect()
+	vn.Expect()
 	if k != kn {
 		t.Errorf("v kept %d messages of the burst and vn %d: same buffer, same messages, want the same count", k, kn)
 	}
-	expectDrops(t, s, v, uint64(burstSize-k))
-	expectDrops(t, s, vn, uint64(burstSize-kn))
+	expectDrops(t, s, v, uint64(selftests.BurstSize-k))
+	expectDrops(t, s, vn, uint64(selftests.BurstSize-kn))
 	expectDrops(t, s, h, 0)
-}
-
-// sendBurst multicasts burstSize messages from sender to burstGroup and
-// returns them as the subscribers see them.
-func sendBurst(t selftests.T, sender *selftests.Sock) []selftests.Msg {
-	t.Helper()
-	burst := make([]selftests.Msg, burstSize)
-	for i := range burst {
-		burst[i] = sendUserMulticast(t, sender, 0, burstGroup)
-	}
-	return burst
 }
 
 func expectDrops(t selftests.T, n *selftests.NS, s *selftests.Sock, want uint64) {
@@ -96,50 +83,53 @@ func expectDrops(t selftests.T, n *selftests.NS, s *selftests.Sock, want uint64)
 // broadcastErrorPropagation: tc actions report a failed notification to
 // the requester (tcf_add_notify() returns what rtnetlink_send() returns);
 // most other rtnetlink requests ignore it (rtnl_notify() is void).
-func broadcastErrorPropagation(t selftests.T, env *selftests.Env, s *selftests.NS) {
-	t.Helper()
-	o, f := env.NewNS("O"), env.NewNS("F")
-	id := o.Map(s, 5)
+func broadcastErrorPropagation(t selftests.T, s *selftests.NS) {
+	o, f := selftests.NewNS(t, "O"), selftests.NewNS(t, "F")
+	id := o.Map(s, 5).ID
 	f.Map(s, 6)
 	obs := s.Socket("obs", selftests.Join(unix.RTNLGRP_TC))
 	pid := s.Ctl.Portid()
-	newAction := func(seq uint32) selftests.Msg {
-		return selftests.Msg{Type: unix.RTM_NEWACTION, Seq: seq, Pid: pid, Group: unix.RTNLGRP_TC}
+	// The notification has the request's header flags
+	// (tcf_add_notify() -> tca_get_fill(..., n->nlmsg_flags)) and names
+	// the action by kind and index.
+	newAction := func(rep rtnl.Reply, index uint32) selftests.Msg {
+		return selftests.Msg{Type: unix.RTM_NEWACTION, Flags: rep.Flags, Seq: rep.Seq, Pid: pid, Group: unix.RTNLGRP_TC,
+			Detail: fmt.Sprintf("mirred index %d", index)}
 	}
 
-	add := createTC(t, s, rtnl.NewMirredAction(1, rtnl.LoopbackIndex), "the overrun part passed; the BROADCAST_ERROR part needs the mirred action (act_mirred), which is")
-	env.Expect(obs, newAction(add.Seq))
+	add := s.CreateTC(rtnl.NewMirredAction(1, rtnl.LoopbackIndex), "the overrun part passed; the BROADCAST_ERROR part needs the mirred action (act_mirred), which is")
+	obs.Expect(newAction(add, 1))
 
 	// A congested local listener: ENOBUFS, yet the action exists and the
 	// healthy listener got its notification.
 	w, burst := congested(t, s, "w")
-	seq := addActionFailing(t, s, 2)
-	env.Expect(obs, newAction(seq))
-	env.ExpectOverrun(w, []selftests.Msg{selftests.RecvError(unix.ENOBUFS)}, burst)
+	rep := addActionFailing(t, s, 2)
+	obs.Expect(newAction(rep, 2))
+	w.ExpectOverrun([]selftests.Msg{selftests.RecvError(unix.ENOBUFS)}, burst)
 	// Drained, w takes the next notification and the request succeeds.
 	add = s.Do(rtnl.NewMirredAction(3, rtnl.LoopbackIndex))
-	env.ExpectQueued(w, newAction(add.Seq))
-	env.Expect(obs, newAction(add.Seq))
+	w.ExpectQueued(newAction(add, 3))
+	obs.Expect(newAction(add, 3))
 	closeSock(t, w)
 
 	// A congested foreign LISTEN_ALL_NSID listener that maps S is a
 	// recipient like a local one.
 	wo, burst := congested(t, o, "wo", selftests.With(unix.NETLINK_LISTEN_ALL_NSID))
-	seq = addActionFailing(t, s, 4)
-	env.Expect(obs, newAction(seq))
-	env.ExpectOverrun(wo, []selftests.Msg{selftests.RecvError(unix.ENOBUFS)}, burst)
+	rep = addActionFailing(t, s, 4)
+	obs.Expect(newAction(rep, 4))
+	wo.ExpectOverrun([]selftests.Msg{selftests.RecvError(unix.ENOBUFS)}, burst)
 	add = s.Do(rtnl.NewMirredAction(5, rtnl.LoopbackIndex))
-	env.ExpectQueued(wo, newAction(add.Seq).NSID(id))
-	env.Expect(obs, newAction(add.Seq))
+	wo.ExpectQueued(newAction(add, 5).NSID(id))
+	obs.Expect(newAction(add, 5))
 	closeSock(t, wo)
 
 	// A congested foreign plain listener is not a recipient: no effect,
 	// although F maps S.
 	wf, burst := congested(t, f, "wf")
 	add = s.Do(rtnl.NewMirredAction(6, rtnl.LoopbackIndex))
-	env.Expect(obs, newAction(add.Seq))
-	env.ExpectOverrun(wf, []selftests.Msg{selftests.RecvError(unix.ENOBUFS)}, burst)
-	env.Expect(wf)
+	obs.Expect(newAction(add, 6))
+	wf.ExpectOverrun([]selftests.Msg{selftests.RecvError(unix.ENOBUFS)}, burst)
+	wf.Expect()
 }
 
 // congested opens a RTNLGRP_TC listener in n with NETLINK_BROADCAST_ERROR
@@ -148,16 +138,17 @@ func broadcastErrorPropagation(t selftests.T, env *selftests.Env, s *selftests.N
 // returns the socket and the burst.
 func congested(t selftests.T, n *selftests.NS, name string, opts ...selftests.Option) (*selftests.Sock, []selftests.Msg) {
 	t.Helper()
-	opts = append(opts, selftests.RcvBuf(1, false), selftests.With(unix.NETLINK_BROADCAST_ERROR),
+	opts = append(opts, selftests.RcvBuf(1), selftests.With(unix.NETLINK_BROADCAST_ERROR),
 		selftests.Join(unix.RTNLGRP_TC, burstGroup))
 	w := n.Socket(name, opts...)
-	burst := sendBurst(t, n.Socket(name+"-sender"))
+	burst := n.Socket(name + "-sender").Burst(burstGroup)
 	return w, burst
 }
 
 // addActionFailing adds mirred action index in s, expects ENOBUFS, checks
-// that the action exists nevertheless, and returns the request's seq.
-func addActionFailing(t selftests.T, s *selftests.NS, index uint32) uint32 {
+// that the action exists nevertheless, and returns the request's reply
+// (its seq and flags).
+func addActionFailing(t selftests.T, s *selftests.NS, index uint32) rtnl.Reply {
 	t.Helper()
 	add, err := s.Ctl.Do(rtnl.NewMirredAction(index, rtnl.LoopbackIndex))
 	if !errors.Is(err, unix.ENOBUFS) {
@@ -168,7 +159,7 @@ func addActionFailing(t selftests.T, s *selftests.NS, index uint32) uint32 {
 	if err != nil || len(get.Msgs) != 1 || get.Msgs[0].Header.Type != unix.RTM_GETACTION {
 		t.Errorf("netns %s: action %d after its ENOBUFS: got %d replies, %v; want the action to exist", s.Name, index, len(get.Msgs), err)
 	}
-	return add.Seq
+	return add
 }
 
 func closeSock(t selftests.T, s *selftests.Sock) {

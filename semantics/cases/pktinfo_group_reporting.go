@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package cases
 
 import (
@@ -17,8 +19,7 @@ import (
 // netlink_cmsg_recv_pktinfo(): info.group = NETLINK_CB(skb).dst_group,
 // set by nlmsg_multicast(); netlink_getsockopt() NETLINK_PKTINFO.
 func pktinfoGroupReporting(t selftests.T) {
-	env := selftests.NewEnv(t)
-	s, o := env.NewNS("S"), env.NewNS("O")
+	s, o := selftests.NewNS(t, "S"), selftests.NewNS(t, "O")
 	o.Map(s, 12)
 	groups := selftests.Join(unix.RTNLGRP_IPV4_IFADDR, unix.RTNLGRP_IPV4_ROUTE)
 	p := s.Socket("p", selftests.With(unix.NETLINK_PKTINFO), groups)
@@ -29,16 +30,16 @@ func pktinfoGroupReporting(t selftests.T) {
 	expectOption(t, ob, unix.NETLINK_PKTINFO, 1)
 
 	e := s.AddAddr()
-	env.Expect(p, e.NewAddr(), e.NewRoute())
-	env.Expect(q, e.NewAddr(), e.NewRoute())
-	env.Expect(ob, e.NewAddr().NSID(12), e.NewRoute().NSID(12))
+	p.Expect(e.NewAddr(), e.NewRoute())
+	q.Expect(e.NewAddr(), e.NewRoute())
+	ob.Expect(e.NewAddr().NSID(12), e.NewRoute().NSID(12))
 
 	if err := p.SetOption(unix.NETLINK_PKTINFO, false); err != nil {
 		t.Fatalf("%v", err)
 	}
 	expectOption(t, p, unix.NETLINK_PKTINFO, 0)
 	e = s.AddAddr()
-	env.Expect(p, e.NewAddr(), e.NewRoute())
-	env.Expect(q, e.NewAddr(), e.NewRoute())
-	env.Expect(ob, e.NewAddr().NSID(12), e.NewRoute().NSID(12))
+	p.Expect(e.NewAddr(), e.NewRoute())
+	q.Expect(e.NewAddr(), e.NewRoute())
+	ob.Expect(e.NewAddr().NSID(12), e.NewRoute().NSID(12))
 }

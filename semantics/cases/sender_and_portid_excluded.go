@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package cases
 
 import (
@@ -7,15 +9,9 @@ import (
 	"nlmcast/selftests"
 )
 
-// collidingPortid is bound explicitly by `r` in S and by `x` in O. Portids
-// are unique per namespace and protocol only, so both binds succeed; the
-// kernel never picks it by autobind (the process id, at most pid_max, then
-// values from -4096 downwards).
-const collidingPortid = 0x7fff0001
-
 // senderAndPortidExcluded: a multicast skips the socket that sent it and
 // every socket whose portid equals the excluded portid, in every namespace.
-// In S, `a`, `r` (portid P) and `c` join RTNLGRP_IPV4_IFADDR; in O, which
+// In S, `a`, `r` (portid P, selftests.CollidingPortid) and `c` join RTNLGRP_IPV4_IFADDR; in O, which
 // maps S as 9, `y` and `x` (portid P too) have LISTEN_ALL_NSID and join it.
 //
 //  1. a multicasts a NOOP to the group and to portid 0 (the kernel rtnl
@@ -40,58 +36,46 @@ const collidingPortid = 0x7fff0001
 // copies of one skb carry its dst_group, so the unicast and the echo show
 // the group in msg_name like a multicast copy.
 func senderAndPortidExcluded(t selftests.T) {
-	env := selftests.NewEnv(t)
-	s, o := env.NewNS("S"), env.NewNS("O")
+	s, o := selftests.NewNS(t, "S"), selftests.NewNS(t, "O")
 	o.Map(s, 9)
 	const ifaddr = unix.RTNLGRP_IPV4_IFADDR
 	join := selftests.Join(ifaddr)
 	allNSID := selftests.With(unix.NETLINK_LISTEN_ALL_NSID)
 	a := s.Socket("a", join)
-	r := s.Socket("r", join, selftests.Portid(collidingPortid))
+	r := s.Socket("r", join, selftests.Portid(selftests.CollidingPortid))
 	c := s.Socket("c", join)
 	y := o.Socket("y", allNSID, join)
-	x := o.Socket("x", allNSID, join, selftests.Portid(collidingPortid))
+	x := o.Socket("x", allNSID, join, selftests.Portid(selftests.CollidingPortid))
 
-	// 1. User multicast: the sender is skipped.
-	m := sendUserMulticast(t, a, 0, ifaddr)
-	env.Expect(a)
-	env.Expect(r, m)
-	env.Expect(c, m)
-	env.Expect(y, m.NSID(9))
-	env.Expect(x, m.NSID(9))
+	// 1.
+	m := a.MustMulticast(0, ifaddr)
+	a.Expect()
+	r.Expect(m)
+	c.Expect(m)
+	y.Expect(m.NSID(9))
+	x.Expect(m.NSID(9))
 
-	// 2. User multicast to portid P as well: every socket with portid P is
-	// skipped by the broadcast; r gets the unicast.
-	m = sendUserMulticast(t, a, collidingPortid, ifaddr)
-	env.Expect(a)
-	env.Expect(r, m)
-	env.Expect(c, m)
-	env.Expect(y, m.NSID(9))
-	env.Expect(x)
+	// 2.
+	m = a.MustMulticast(selftests.CollidingPortid, ifaddr)
+	a.Expect()
+	r.Expect(m)
+	c.Expect(m)
+	y.Expect(m.NSID(9))
+	x.Expect()
 
-	// 3. NLM_F_ECHO: the requester's portid is excluded.
+	// 3.
 	e := s.AddAddrAs(r, netlink.Echo)
-	env.Expect(r, e.NewAddr(), selftests.Ack(e.Seq, collidingPortid))
-	env.Expect(a, e.NewAddr())
-	env.Expect(c, e.NewAddr())
-	env.Expect(y, e.NewAddr().NSID(9))
-	env.Expect(x)
+	r.Expect(e.NewAddr(), selftests.Ack(e.Seq, selftests.CollidingPortid))
+	a.Expect(e.NewAddr())
+	c.Expect(e.NewAddr())
+	y.Expect(e.NewAddr().NSID(9))
+	x.Expect()
 
-	// 4. Without NLM_F_ECHO nothing is excluded.
+	// 4.
 	e = s.AddAddrAs(r, 0)
-	env.Expect(r, e.NewAddr(), selftests.Ack(e.Seq, collidingPortid))
-	env.Expect(a, e.NewAddr())
-	env.Expect(c, e.NewAddr())
-	env.Expect(y, e.NewAddr().NSID(9))
-	env.Expect(x, e.NewAddr().NSID(9))
-}
-
-// sendUserMulticast is userMulticast that fails the case if sendto does.
-func sendUserMulticast(t selftests.T, s *selftests.Sock, dst, group uint32) selftests.Msg {
-	t.Helper()
-	m, err := s.Multicast(dst, group)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	return m
+	r.Expect(e.NewAddr(), selftests.Ack(e.Seq, selftests.CollidingPortid))
+	a.Expect(e.NewAddr())
+	c.Expect(e.NewAddr())
+	y.Expect(e.NewAddr().NSID(9))
+	x.Expect(e.NewAddr().NSID(9))
 }

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package cases
 
 import (
@@ -17,8 +19,7 @@ import (
 // netlink_update_listeners(sk); }; the queued skbs are purged with the
 // socket (netlink_sock_destruct).
 func socketCloseUnsubscribes(t selftests.T) {
-	env := selftests.NewEnv(t)
-	s, o := env.NewNS("S"), env.NewNS("O")
+	s, o := selftests.NewNS(t, "S"), selftests.NewNS(t, "O")
 	o.Map(s, 13)
 	join := selftests.Join(unix.RTNLGRP_IPV4_IFADDR)
 	allNSID := selftests.With(unix.NETLINK_LISTEN_ALL_NSID)
@@ -26,31 +27,31 @@ func socketCloseUnsubscribes(t selftests.T) {
 	o1, o2 := o.Socket("o1", allNSID, join), o.Socket("o2", allNSID, join)
 
 	e := s.AddAddr()
-	env.Expect(s1, e.NewAddr())
-	env.Expect(s2, e.NewAddr())
-	env.Expect(o1, e.NewAddr().NSID(13))
-	env.Expect(o2, e.NewAddr().NSID(13))
+	s1.Expect(e.NewAddr())
+	s2.Expect(e.NewAddr())
+	o1.Expect(e.NewAddr().NSID(13))
+	o2.Expect(e.NewAddr().NSID(13))
 
 	// One more event, left unread in s1 and o1, which are then closed.
 	e = s.AddAddr()
-	env.Expect(s2, e.NewAddr())
-	env.Expect(o2, e.NewAddr().NSID(13))
+	s2.Expect(e.NewAddr())
+	o2.Expect(e.NewAddr().NSID(13))
 	closeWithQueued(t, s1)
 	closeWithQueued(t, o1)
 
 	e = s.AddAddr()
-	env.Expect(s2, e.NewAddr())
-	env.Expect(o2, e.NewAddr().NSID(13))
+	s2.Expect(e.NewAddr())
+	o2.Expect(e.NewAddr().NSID(13))
 
 	// New subscribers see only what happens after they exist.
 	s3, o3 := s.Socket("s3", join), o.Socket("o3", allNSID, join)
-	env.Expect(s3)
-	env.Expect(o3)
+	s3.Expect()
+	o3.Expect()
 	e = s.AddAddr()
-	env.Expect(s2, e.NewAddr())
-	env.Expect(s3, e.NewAddr())
-	env.Expect(o2, e.NewAddr().NSID(13))
-	env.Expect(o3, e.NewAddr().NSID(13))
+	s2.Expect(e.NewAddr())
+	s3.Expect(e.NewAddr())
+	o2.Expect(e.NewAddr().NSID(13))
+	o3.Expect(e.NewAddr().NSID(13))
 }
 
 // closeWithQueued checks that s has something queued (poll, no wait) and

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import (
@@ -5,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -12,14 +15,15 @@ import (
 	"nlmcast/vmtest/internal/protocol"
 )
 
-// defaultProgramTimeout matches the kselftest runner's default.
-const defaultProgramTimeout = 300 * time.Second
+const defaultProgramTimeout = protocol.DefaultProgramTimeout
 
 // config is what the host asked for, through the kernel command line and the
 // initramfs.
 type config struct {
-	args    []string
-	timeout time.Duration
+	args     []string            // for every program
+	progArgs map[string][]string // for one program, after args
+	timeout  time.Duration
+	netns    bool // each program in a network namespace of its own
 }
 
 // readConfig never fails: a bad setting is reported as a warning and replaced
@@ -31,15 +35,59 @@ func readConfig() (config, []error) {
 	cmdline, err := os.ReadFile("/proc/cmdline")
 	if err != nil {
 		warnings = append(warnings, fmt.Errorf("read kernel command line: %w", err))
-	} else if cfg.timeout, err = programTimeout(string(cmdline)); err != nil {
-		warnings = append(warnings, err)
+	} else {
+		if cfg.timeout, err = programTimeout(string(cmdline)); err != nil {
+			warnings = append(warnings, err)
+		}
+		cfg.netns = flagParam(string(cmdline), protocol.NetnsParam)
 	}
 
 	cfg.args, err = readSuiteArgs(protocol.ArgsFile)
 	if err != nil {
 		warnings = append(warnings, err)
 	}
+	cfg.progArgs, err = readProgArgs(protocol.ProgArgsDir)
+	if err != nil {
+		warnings = append(warnings, err)
+	}
 	return cfg, warnings
+}
+
+// flagParam reports whether the last KEY=VALUE for key on the command line
+// turns it on (1, y, yes, on, true).
+func flagParam(cmdline, key string) bool {
+	on := false
+	for _, field := range strings.Fields(cmdline) {
+		if value, ok := strings.CutPrefix(field, key+"="); ok {
+			switch strings.ToLower(value) {
+			case "1", "y", "yes", "on", "true":
+				on = true
+			default:
+				on = false
+			}
+		}
+	}
+	return on
+}
+
+// readProgArgs reads the per-program arguments: one file per program in dir.
+func readProgArgs(dir string) (map[string][]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read per-program arguments: %w", err)
+	}
+	args := map[string][]string{}
+	for _, e := range entries {
+		a, err := readSuiteArgs(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		args[e.Name()] = a
+	}
+	return args, nil
 }
 
 // programTimeout returns the last nlmc.timeout=SECONDS on the command line,

@@ -1,51 +1,24 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import (
-	"encoding/binary"
 	"fmt"
 
-	"github.com/mdlayher/netlink"
-	"golang.org/x/sys/unix"
+	"nlmcast/selftests/netns"
+	"nlmcast/selftests/rtnl"
 )
 
-// bringLoopbackUp sets IFF_UP on lo: nothing else in the guest would, and
-// the suites bind and route over it.
-func bringLoopbackUp() error {
-	req, err := linkUpRequest("lo")
+// bringLoopbackUp sets IFF_UP on lo in ns: nothing else in the guest would,
+// and the suites bind and route over it.
+func bringLoopbackUp(ns *netns.NS) error {
+	c, err := rtnl.Dial(ns)
 	if err != nil {
-		return err
+		return fmt.Errorf("bring lo up in netns %s: %w", ns.Name, err)
 	}
-	conn, err := netlink.Dial(unix.NETLINK_ROUTE, nil)
-	if err != nil {
-		return fmt.Errorf("bring lo up: open rtnetlink socket: %w", err)
-	}
-	defer conn.Close()
-	if _, err := conn.Execute(req); err != nil {
-		return fmt.Errorf("bring lo up: RTM_NEWLINK: %w", err)
+	defer c.Close()
+	if _, err := c.Do(rtnl.SetUp(rtnl.LoopbackIndex, true)); err != nil {
+		return fmt.Errorf("bring lo up in netns %s: %w", ns.Name, err)
 	}
 	return nil
-}
-
-// linkUpRequest builds an RTM_NEWLINK that sets IFF_UP on the named link. It
-// names the link with IFLA_IFNAME and leaves ifi_index 0, so no index lookup
-// is needed first.
-func linkUpRequest(name string) (netlink.Message, error) {
-	ae := netlink.NewAttributeEncoder()
-	ae.String(unix.IFLA_IFNAME, name)
-	attrs, err := ae.Encode()
-	if err != nil {
-		return netlink.Message{}, fmt.Errorf("encode IFLA_IFNAME %q: %w", name, err)
-	}
-	// struct ifinfomsg: family, pad, type (u16), index (s32), flags, change.
-	ifinfo := make([]byte, unix.SizeofIfInfomsg)
-	ifinfo[0] = unix.AF_UNSPEC
-	binary.NativeEndian.PutUint32(ifinfo[8:12], unix.IFF_UP)
-	binary.NativeEndian.PutUint32(ifinfo[12:16], unix.IFF_UP)
-	return netlink.Message{
-		Header: netlink.Header{
-			Type:  unix.RTM_NEWLINK,
-			Flags: netlink.Request | netlink.Acknowledge,
-		},
-		Data: append(ifinfo, attrs...),
-	}, nil
 }

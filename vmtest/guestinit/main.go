@@ -1,7 +1,11 @@
+// SPDX-License-Identifier: GPL-2.0
+
 // Command guestinit is the /init of the initramfs that vmtest boots: it
 // mounts the pseudo filesystems, brings lo up, runs every program in /bin the
-// way the kselftest runner does, writes the TAP and a final status marker to
-// the host over a dedicated serial port, and powers the machine off.
+// way the kselftest runner does (each in a network namespace of its own when
+// the host asks, as run_kselftest.sh -n), writes the TAP, the kernel's taint
+// mask before and after the programs and a final status marker to the host
+// over a dedicated serial port, and powers the machine off.
 //
 // PID 1 must never exit, or the kernel panics and the host learns nothing
 // useful: every path, a Go panic included, ends in a power-off.
@@ -13,6 +17,9 @@ import (
 	"os"
 	"runtime/debug"
 
+	"nlmcast/ktap"
+	"nlmcast/selftests/kmsg"
+	"nlmcast/selftests/netns"
 	"nlmcast/vmtest/internal/protocol"
 )
 
@@ -25,7 +32,7 @@ func main() {
 	// kernel got as far as /init even if the TAP channel never opens.
 	fmt.Println(protocol.InitStarted)
 
-	g := &guest{diag: os.Stderr, status: protocol.ExitFail}
+	g := &guest{diag: os.Stderr, status: ktap.ExitFail}
 	defer g.powerOff()
 	defer g.recoverPanic()
 	g.run()
@@ -52,7 +59,14 @@ func (g *guest) run() {
 	g.tap, g.diag = tap, tap
 	fmt.Fprintln(tap, protocol.InitStarted)
 
-	if err := bringLoopbackUp(); err != nil {
+	initial, err := netns.Origin()
+	if err != nil {
+		g.fail(err)
+		return
+	}
+	err = bringLoopbackUp(initial)
+	initial.Close()
+	if err != nil {
 		g.fail(err)
 		return
 	}
@@ -69,8 +83,22 @@ func (g *guest) run() {
 		g.fail(fmt.Errorf("no test programs in %s", binDir))
 		return
 	}
-	r := &runner{tap: tap, args: cfg.args, timeout: cfg.timeout, killGrace: defaultKillGrace}
+	// A taint bit the kernel sets while the programs run fails the run on
+	// the host, even when every program passed.
+	taintBefore, err := kmsg.ReadTaint()
+	if err != nil {
+		g.fail(err)
+		return
+	}
+	r := &runner{tap: tap, args: cfg.args, progArgs: cfg.progArgs, netns: cfg.netns,
+		timeout: cfg.timeout, killGrace: defaultKillGrace}
 	g.status = r.runAll(programs)
+	taintAfter, err := kmsg.ReadTaint()
+	if err != nil {
+		g.fail(err)
+		return
+	}
+	fmt.Fprintln(tap, protocol.TaintLine(taintBefore, taintAfter))
 	g.reportExit()
 }
 
@@ -80,7 +108,7 @@ func (g *guest) logf(format string, args ...any) {
 
 func (g *guest) fail(err error) {
 	g.logf("%v", err)
-	g.status = protocol.ExitFail
+	g.status = ktap.ExitFail
 	g.reportExit()
 }
 
@@ -101,7 +129,7 @@ func (g *guest) recoverPanic() {
 		return
 	}
 	g.logf("init panicked: %v\n%s", p, debug.Stack())
-	g.status = protocol.ExitFail
+	g.status = ktap.ExitFail
 	g.exitReported = false // a panic after the marker still has to be reported
 	g.reportExit()
 }

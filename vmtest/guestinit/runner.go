@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import (
@@ -8,12 +10,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"nlmcast/ktap"
+	"nlmcast/selftests/netns"
 	"nlmcast/vmtest/internal/protocol"
 )
 
@@ -30,8 +35,10 @@ const (
 // runner runs test programs one after another and writes kselftest-runner
 // TAP for them.
 type runner struct {
-	tap       io.Writer // each line is written with a single Write
-	args      []string  // passed to every program
+	tap       io.Writer           // each line is written with a single Write
+	args      []string            // passed to every program
+	progArgs  map[string][]string // passed to one program, after args
+	netns     bool                // each program in a network namespace of its own
 	timeout   time.Duration
 	killGrace time.Duration
 }
@@ -65,17 +72,18 @@ func (r *runner) println(line string) {
 // runOne runs a program with its stdout and stderr merged into one pipe, so
 // its lines keep their order, and copies them to the TAP indented by "# ".
 func (r *runner) runOne(path string) result {
+	name := filepath.Base(path)
 	out, in, err := os.Pipe()
 	if err != nil {
 		r.println(fmt.Sprintf("# cannot create output pipe: %v", err))
 		return result{status: 126}
 	}
-	cmd := exec.Command(path, r.args...)
+	cmd := exec.Command(path, append(slices.Clone(r.args), r.progArgs[name]...)...)
 	cmd.Dir = filepath.Dir(path) // as the kselftest runner does
 	cmd.Stdout, cmd.Stderr = in, in
 	// Its own process group lets a timeout reach the helpers it forked.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = cmd.Start()
+	err = r.start(cmd, name)
 	in.Close()
 	if err != nil {
 		out.Close()
@@ -96,6 +104,26 @@ func (r *runner) runOne(path string) result {
 	<-copied
 	out.Close()
 	return result{status: shellStatus(cmd.ProcessState), timedOut: timedOut}
+}
+
+// start starts cmd, in a fresh network namespace with lo up when the host
+// asked for one (run_kselftest.sh -n). A process is created in the network
+// namespace of the thread that forks it, so the fork happens on a thread
+// that joined the namespace; the program keeps the namespace alive, and it
+// dies with the program.
+func (r *runner) start(cmd *exec.Cmd, name string) error {
+	if !r.netns {
+		return cmd.Start()
+	}
+	ns, err := netns.New(name)
+	if err != nil {
+		return err
+	}
+	defer ns.Close()
+	if err := bringLoopbackUp(ns); err != nil {
+		return err
+	}
+	return ns.Do(cmd.Start)
 }
 
 // copyIndented copies lines from out to the TAP with a "# " prefix, ending an
@@ -157,9 +185,9 @@ func resultLine(n int, name string, res result, timeout time.Duration) string {
 	switch {
 	case res.timedOut:
 		return fmt.Sprintf("not ok %s # TIMEOUT %d seconds", desc, int(timeout/time.Second))
-	case res.status == protocol.ExitPass:
+	case res.status == ktap.ExitPass:
 		return "ok " + desc
-	case res.status == protocol.ExitSkip:
+	case res.status == ktap.ExitSkip:
 		return "ok " + desc + " # SKIP"
 	default:
 		return fmt.Sprintf("not ok %s # exit=%d", desc, res.status)
@@ -169,21 +197,21 @@ func resultLine(n int, name string, res result, timeout time.Duration) string {
 // overallStatus folds the programs' results into the init's exit status.
 func overallStatus(results []result) int {
 	if len(results) == 0 {
-		return protocol.ExitFail
+		return ktap.ExitFail
 	}
 	skipped := 0
 	for _, res := range results {
 		switch {
 		case res.timedOut:
-			return protocol.ExitFail
-		case res.status == protocol.ExitSkip:
+			return ktap.ExitFail
+		case res.status == ktap.ExitSkip:
 			skipped++
-		case res.status != protocol.ExitPass:
-			return protocol.ExitFail
+		case res.status != ktap.ExitPass:
+			return ktap.ExitFail
 		}
 	}
 	if skipped == len(results) {
-		return protocol.ExitSkip
+		return ktap.ExitSkip
 	}
-	return protocol.ExitPass
+	return ktap.ExitPass
 }

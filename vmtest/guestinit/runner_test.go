@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package main
 
 import (
@@ -8,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"nlmcast/vmtest/internal/protocol"
+	"nlmcast/ktap"
+	"nlmcast/selftests/netns"
 )
 
 // syncBuffer is a TAP sink that the copy goroutine and the test can share.
@@ -69,8 +72,8 @@ func TestRunAllWritesKselftestTAP(t *testing.T) {
 	if got := tap.String(); got != want {
 		t.Errorf("TAP:\n%s\nwant:\n%s", got, want)
 	}
-	if status != protocol.ExitFail {
-		t.Errorf("status = %d, want %d", status, protocol.ExitFail)
+	if status != ktap.ExitFail {
+		t.Errorf("status = %d, want %d", status, ktap.ExitFail)
 	}
 }
 
@@ -173,16 +176,67 @@ func TestOverallStatus(t *testing.T) {
 		results []result
 		want    int
 	}{
-		{"nothing ran", nil, protocol.ExitFail},
-		{"all pass", []result{pass, pass}, protocol.ExitPass},
-		{"pass and skip", []result{skip, pass}, protocol.ExitPass},
-		{"all skip", []result{skip, skip}, protocol.ExitSkip},
-		{"one fails", []result{pass, fail, skip}, protocol.ExitFail},
-		{"timeout with status 0", []result{timeout}, protocol.ExitFail},
+		{"nothing ran", nil, ktap.ExitFail},
+		{"all pass", []result{pass, pass}, ktap.ExitPass},
+		{"pass and skip", []result{skip, pass}, ktap.ExitPass},
+		{"all skip", []result{skip, skip}, ktap.ExitSkip},
+		{"one fails", []result{pass, fail, skip}, ktap.ExitFail},
+		{"timeout with status 0", []result{timeout}, ktap.ExitFail},
 	}
 	for _, tt := range tests {
 		if got := overallStatus(tt.results); got != tt.want {
 			t.Errorf("%s: overallStatus = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestRunAllPerProgramArgs(t *testing.T) {
+	dir := t.TempDir()
+	programs := []string{
+		writeScript(t, dir, "a", `echo "args: $*"`),
+		writeScript(t, dir, "b", `echo "args: $*"`),
+	}
+	var tap syncBuffer
+	r := &runner{tap: &tap, args: []string{"-v"}, progArgs: map[string][]string{"b": {"-duration", "10s"}},
+		timeout: 10 * time.Second, killGrace: 100 * time.Millisecond}
+	r.runAll(programs)
+	for _, want := range []string{"# args: -v\n# ok 1", "# args: -v -duration 10s\n"} {
+		if !strings.Contains(strings.ReplaceAll(tap.String(), "\nok 1", "\n# ok 1"), want) {
+			t.Errorf("TAP lacks %q:\n%s", want, tap.String())
+		}
+	}
+}
+
+// With netns, a program runs in a namespace other than the runner's, with lo
+// up; without, in the runner's.
+func TestRunOneNetns(t *testing.T) {
+	// The runner's own namespace is its threads': /proc/self names the main
+	// thread's, which another test may have left in a namespace of its own.
+	var own string
+	if err := netns.OnThread(func() (err error) {
+		own, err = os.Readlink("/proc/thread-self/ns/net")
+		return err
+	}); err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	prog := writeScript(t, dir, "where", `readlink /proc/self/ns/net; grep -c ' lo$' /proc/self/net/if_inet6 || true`)
+	for _, netns := range []bool{false, true} {
+		var tap syncBuffer
+		r := &runner{tap: &tap, netns: netns, timeout: 10 * time.Second, killGrace: 100 * time.Millisecond}
+		res := r.runOne(prog)
+		out := strings.Split(strings.TrimSpace(tap.String()), "\n")
+		if netns && res.status == 126 && strings.Contains(tap.String(), "operation not permitted") {
+			t.Skip("needs CAP_SYS_ADMIN for a network namespace")
+		}
+		if res.status != 0 || len(out) != 2 {
+			t.Fatalf("netns=%v: status %d, output %q", netns, res.status, out)
+		}
+		if in := out[0] == "# "+own; in == netns {
+			t.Errorf("netns=%v: the program ran in %s, the runner is in %s", netns, out[0], own)
+		}
+		if netns && out[1] == "# 0" {
+			t.Errorf("lo is not up in the program's namespace (no ::1 on lo)")
 		}
 	}
 }

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 // Package protocol is the contract between the vmtest host command and the
 // guest /init it boots: the marker lines the init prints, where it prints the
 // suite's TAP, and how the host hands it the suite arguments and settings.
@@ -10,6 +12,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // MarkerPrefix starts every line the init writes for the host rather than for
@@ -35,9 +38,27 @@ const TAPDevice = "/dev/ttyS1"
 // would mangle.
 const ArgsFile = "/etc/nlmc-args"
 
+// ProgArgsDir holds, for a program that was given arguments of its own, a
+// file named after the program with those arguments in ArgsFile's format;
+// they follow the arguments for every program.
+const ProgArgsDir = "/etc/nlmc-args.d"
+
 // TimeoutParam is the kernel command line key for the per-program timeout in
 // seconds, as in "nlmc.timeout=600".
 const TimeoutParam = "nlmc.timeout"
+
+// DefaultProgramTimeout is the per-program timeout without TimeoutParam: the
+// kselftest runner's default.
+const DefaultProgramTimeout = 300 * time.Second
+
+// NetnsParam, as "nlmc.netns=1" on the kernel command line, has the init
+// start every program in a network namespace of its own with lo up, as
+// run_kselftest.sh -n does.
+const NetnsParam = "nlmc.netns"
+
+// taintPrefix starts the line that reports the kernel's taint mask when the
+// init started and after the last program, as "taint=0,512".
+const taintPrefix = MarkerPrefix + "taint="
 
 // SuiteName is the collection name in the init's kselftest-runner TAP, as in
 // "ok 1 selftests: netlink_mcast: netlink_mcast_semantics".
@@ -46,13 +67,6 @@ const SuiteName = "netlink_mcast"
 // ProgramHeader starts the comment line the init prints before running a
 // program; the rest of the line is the program's name.
 const ProgramHeader = "# selftests: " + SuiteName + ": "
-
-// Exit statuses shared by the suites, the init and the host, as in kselftest.
-const (
-	ExitPass = 0
-	ExitFail = 1
-	ExitSkip = 4
-)
 
 // ExitLine is the marker that reports the overall status.
 func ExitLine(status int) string {
@@ -70,6 +84,30 @@ func ParseExitLine(line string) (status int, ok bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// TaintLine is the marker that reports the taint mask (/proc/sys/kernel/
+// tainted) when the init started and after the last program.
+func TaintLine(before, after uint64) string {
+	return taintPrefix + strconv.FormatUint(before, 10) + "," + strconv.FormatUint(after, 10)
+}
+
+// ParseTaintLine returns the masks carried by a TaintLine.
+func ParseTaintLine(line string) (before, after uint64, ok bool) {
+	rest, found := strings.CutPrefix(line, taintPrefix)
+	if !found {
+		return 0, 0, false
+	}
+	b, a, found := strings.Cut(rest, ",")
+	if !found {
+		return 0, 0, false
+	}
+	before, err1 := strconv.ParseUint(b, 10, 64)
+	after, err2 := strconv.ParseUint(a, 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	return before, after, true
 }
 
 // EncodeArgs renders args as the contents of ArgsFile.

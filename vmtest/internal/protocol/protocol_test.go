@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package protocol
 
 import (
@@ -41,5 +43,19 @@ func TestArgsRoundTrip(t *testing.T) {
 func TestEncodeArgsRejectsNewline(t *testing.T) {
 	if _, err := EncodeArgs([]string{"a\nb"}); err == nil {
 		t.Error("EncodeArgs accepted an argument with a newline")
+	}
+}
+
+func TestTaintLineRoundTrip(t *testing.T) {
+	for _, m := range [][2]uint64{{0, 0}, {0, 512}, {12288, 12864}, {1 << 63, ^uint64(0)}} {
+		b, a, ok := ParseTaintLine(TaintLine(m[0], m[1]))
+		if !ok || b != m[0] || a != m[1] {
+			t.Errorf("ParseTaintLine(TaintLine(%d, %d)) = %d, %d, %v", m[0], m[1], b, a, ok)
+		}
+	}
+	for _, line := range []string{"", "taint=0,1", MarkerPrefix + "taint=", MarkerPrefix + "taint=1", MarkerPrefix + "taint=x,1", "# " + TaintLine(0, 1)} {
+		if _, _, ok := ParseTaintLine(line); ok {
+			t.Errorf("ParseTaintLine(%q) accepted", line)
+		}
 	}
 }

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0
+
 package selftests
 
 import (
@@ -9,7 +11,7 @@ import (
 )
 
 func delNSID(detail string) Line {
-	return Line{Type: unix.RTM_DELNSID, FromMask: groupMask(unix.RTNLGRP_NSID), Detail: detail}
+	return Line{Type: unix.RTM_DELNSID, FromMask: nlsock.GroupMask(unix.RTNLGRP_NSID), Detail: detail}
 }
 
 func TestInOrderOf(t *testing.T) {

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0
+
+package selftests
+
+import (
+	"strings"
+	"testing"
+
+	"nlmcast/selftests/kmsg"
+)
+
+// scriptedLog hands out reports on given polls: polls[i] is what the i-th
+// Poll returns (the runner polls once after each case, then once at the
+// end).
+type scriptedLog struct {
+	polls [][]kmsg.Report
+	n     int
+}
+
+func (l *scriptedLog) Poll() []kmsg.Report {
+	defer func() { l.n++ }()
+	if l.n < len(l.polls) {
+		return l.polls[l.n]
+	}
+	return nil
+}
+
+func (l *scriptedLog) Close() error { return nil }
+
+var warning = kmsg.Report{Kind: "WARNING", Lines: []string{
+	"WARNING: CPU: 1 PID: 77 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x1f/0x2a0",
+	"Modules linked in:",
+}}
+
+func runWithLog(t *testing.T, log *scriptedLog) (string, int) {
+	t.Helper()
+	openLog = func() (reporter, error) { return log, nil }
+	t.Cleanup(func() { openLog = func() (reporter, error) { return kmsg.Open() } })
+	preflight = func() string { return "" }
+	t.Cleanup(func() { preflight = cannotRun })
+	s := Suite{Name: "prog", Cases: []Case{
+		{Name: "first", Run: func(t T) {}},
+		{Name: "second", Run: func(t T) {}},
+		{Name: "third", Run: func(t T) { t.Skipf("nothing to do") }},
+	}}
+	var out, errs strings.Builder
+	code := run(s, nil, &out, &errs)
+	return timing.ReplaceAllString(out.String(), ""), code
+}
+
+// A report logged while a case runs fails that case, and only that one,
+// with the report's lines as diagnostics.
+func TestKernelReportFailsTheCaseItCameIn(t *testing.T) {
+	out, code := runWithLog(t, &scriptedLog{polls: [][]kmsg.Report{nil, {warning}}})
+	for _, want := range []string{
+		"ok 1 prog.first\n",
+		"# kernel report during second: WARNING: CPU: 1 PID: 77 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x1f/0x2a0\n",
+		"#   | Modules linked in:\n",
+		"not ok 2 prog.second # kernel report during the case: WARNING\n",
+		"ok 3 prog.third # SKIP nothing to do\n",
+		"# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:1 error:0\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+}
+
+// A report that comes only after the last case (the namespaces' teardown
+// is asynchronous) still fails the program, before the Totals line.
+func TestKernelReportAfterTheLastCaseFailsTheProgram(t *testing.T) {
+	out, code := runWithLog(t, &scriptedLog{polls: [][]kmsg.Report{nil, nil, nil, {warning}}})
+	want := "# kernel report after the last case (namespace teardown): WARNING: CPU: 1 PID: 77 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x1f/0x2a0\n" +
+		"#   | WARNING: CPU: 1 PID: 77 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x1f/0x2a0\n" +
+		"#   | Modules linked in:\n" +
+		"Bail out! kernel report after the last case: WARNING\n" +
+		"# Totals: pass:2 fail:0 xfail:0 xpass:0 skip:1 error:0\n"
+	if !strings.HasSuffix(out, want) {
+		t.Errorf("output does not end with\n%s\ngot:\n%s", want, out)
+	}
+	if code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+}
+
+// A quiet kernel changes nothing.
+func TestQuietKernel(t *testing.T) {
+	out, code := runWithLog(t, &scriptedLog{})
+	if strings.Contains(out, "kernel report") || strings.Contains(out, "Bail out!") {
+		t.Errorf("reports where there were none:\n%s", out)
+	}
+	if code != 0 {
+		t.Errorf("exit code %d, want 0:\n%s", code, out)
+	}
+}

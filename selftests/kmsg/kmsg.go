@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0
+
+// Package kmsg watches the kernel log and the taint mask for kernel reports
+// (BUG, WARNING, KASAN, UBSAN, lockdep, RCU stall, list corruption, ...), so
+// that a test can fail when the kernel complained while it ran, even though
+// everything it checked was delivered as expected.
+//
+// A Watcher reads /dev/kmsg without blocking from the moment it is opened and
+// compares /proc/sys/kernel/tainted with its value at that moment. Scan
+// classifies lines captured elsewhere, such as a serial console.
+package kmsg
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Report is one kernel report: a BUG, WARNING, KASAN, UBSAN, lockdep, RCU
+// stall, list corruption, or a newly set taint bit.
+type Report struct {
+	// Kind is one of "WARNING", "BUG", "KASAN", "UBSAN", "lockdep",
+	// "RCU stall", "list corruption", "refcount", "Oops", "panic",
+	// "lockup", "hung task", "kmemleak", "taint".
+	Kind string
+	// Lines are the report's first lines (up to MaxLines), as logged,
+	// without the kmsg record or console timestamp prefix.
+	Lines []string
+}
+
+// String is the report on one line: its title line, after its kind when the
+// title does not say it.
+func (r Report) String() string {
+	if len(r.Lines) == 0 {
+		return r.Kind
+	}
+	first := r.Lines[0]
+	// A WARN()'s own message comes before the line that names the report.
+	for _, l := range r.Lines {
+		if t := classify(l); t != nil && t.kind == r.Kind {
+			first = l
+			break
+		}
+	}
+	if r.Kind == "taint" || strings.Contains(first, r.Kind) {
+		return first
+	}
+	return r.Kind + ": " + first
+}
+
+// Paths of the kernel's interfaces.
+const (
+	DevKmsg     = "/dev/kmsg"
+	TaintedPath = "/proc/sys/kernel/tainted"
+)
+
+// recordBuf is the first read buffer: the kernel's largest record
+// (CONSOLE_EXT_LOG_MAX) fits, but a larger one is still read by growing it.
+const recordBuf = 8192
+
+// maxRecordBuf bounds that growth.
+const maxRecordBuf = 1 << 20
+
+// Watcher watches the kernel log and the taint mask. It is not safe for
+// concurrent use.
+type Watcher struct {
+	fd      int
+	read    func(fd int, p []byte) (int, error) // unix.Read; tests replace it
+	buf     []byte
+	split   splitter
+	seen    uint64 // the mask at Open and every bit reported since
+	lastSeq uint64
+	haveSeq bool // lastSeq is a record's that was read
+	resync  bool // records were overwritten since the last one read
+	// facility of the last record (0: the kernel's)
+	facility     int
+	haveFacility bool
+	missed       uint64
+	err          error
+}
+
+// Open starts watching from now: it opens /dev/kmsg non-blocking and seeks to
+// its end, and records the taint mask. It fails when either cannot be read
+// (no /dev/kmsg, or no permission: CAP_SYSLOG with kernel.dmesg_restrict);
+// the caller says so once and goes on without.
+func Open() (*Watcher, error) {
+	mask, err := ReadTaint()
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.Open(DevKmsg, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", DevKmsg, err)
+	}
+	// SEEK_END on /dev/kmsg moves past the last record: only what is logged
+	// from now on is read.
+	if _, err := unix.Seek(fd, 0, unix.SEEK_END); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("seek to the end of %s: %w", DevKmsg, err)
+	}
+	return &Watcher{fd: fd, read: unix.Read, buf: make([]byte, recordBuf), seen: mask}, nil
+}
+
+// Poll reads every record logged since the last Poll without blocking and
+// returns the reports they complete, plus one Report per taint bit newly set
+// since Open. A report still being logged is returned with the lines logged
+// so far (its remaining lines are not reported again): it is due to the
+// case during which it began.
+func (w *Watcher) Poll() []Report {
+	w.drain()
+	reports := w.split.take()
+	mask, err := ReadTaint()
+	if err != nil {
+		w.fail(err)
+		return reports
+	}
+	reports = append(reports, TaintReports(w.seen, mask)...)
+	w.seen |= mask
+	return reports
+}
+
+// drain reads records until the log has no more.
+func (w *Watcher) drain() {
+	for w.fd >= 0 {
+		n, err := w.read(w.fd, w.buf)
+		switch {
+		case err == nil && n == 0:
+			return
+		case err == nil:
+			w.record(w.buf[:n])
+		case errors.Is(err, unix.EAGAIN):
+			return
+		case errors.Is(err, unix.EINTR):
+		case errors.Is(err, unix.EPIPE):
+			// Records were overwritten before they were read; the kernel
+			// has moved the file to the oldest record it still has. How
+			// many were lost shows in the next record's sequence number.
+			w.resync = true
+		case errors.Is(err, unix.EINVAL) && len(w.buf) < maxRecordBuf:
+			// The record does not fit; it stays unread until it does.
+			w.buf = make([]byte, 2*len(w.buf))
+		default:
+			w.fail(fmt.Errorf("read %s: %w", DevKmsg, err))
+			return
+		}
+	}
+}
+
+// record parses one /dev/kmsg record: "PRI,SEQ,USEC,FLAGS[,...];TEXT\n"
+// followed by " KEY=VALUE\n" dictionary lines.
+func (w *Watcher) record(rec []byte) {
+	hdr, body, ok := strings.Cut(string(rec), ";")
+	if !ok {
+		return
+	}
+	f := strings.Split(hdr, ",")
+	if len(f) >= 2 {
+		var seq uint64
+		if _, err := fmt.Sscan(f[1], &seq); err == nil {
+			if w.resync {
+				if w.haveSeq && seq > w.lastSeq {
+					w.missed += seq - w.lastSeq - 1
+				} else {
+					w.missed++ // at least one; which, is unknown
+				}
+				w.resync = false
+			}
+			w.lastSeq, w.haveSeq = seq, true
+		}
+	}
+	// A report's lines all come from one source: a record written by user
+	// space (facility 1 and up, as through /dev/kmsg) neither continues a
+	// kernel report nor is continued by the kernel's records.
+	if pri, err := strconv.Atoi(f[0]); err == nil {
+		if w.haveFacility && pri>>3 != w.facility {
+			w.split.boundary()
+		}
+		w.facility, w.haveFacility = pri>>3, true
+	}
+	text, _, _ := strings.Cut(body, "\n")
+	// '+' marks a fragment of the previous line (kernels before 5.10 that
+	// could not merge a pr_cont() themselves).
+	cont := len(f) >= 4 && strings.Contains(f[3], "+")
+	for i, line := range strings.Split(unescape(text), "\n") {
+		if i == 0 && cont {
+			w.split.cont(line)
+			continue
+		}
+		w.split.line(line)
+	}
+}
+
+// unescape undoes /dev/kmsg's \xNN escaping of control characters,
+// backslashes and bytes above 126.
+func unescape(s string) string {
+	if !strings.Contains(s, `\x`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) && s[i+1] == 'x' {
+			if v, ok := hexByte(s[i+2], s[i+3]); ok {
+				b.WriteByte(v)
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func hexByte(hi, lo byte) (byte, bool) {
+	h, ok1 := hexDigit(hi)
+	l, ok2 := hexDigit(lo)
+	return h<<4 | l, ok1 && ok2
+}
+
+func hexDigit(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// Missed is how many records the kernel overwrote before they were read;
+// a report among them went unseen.
+func (w *Watcher) Missed() uint64 { return w.missed }
+
+// Err is the first error that stopped the watcher reading the log or the
+// taint mask, or nil.
+func (w *Watcher) Err() error { return w.err }
+
+func (w *Watcher) fail(err error) {
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+// Close stops watching.
+func (w *Watcher) Close() error {
+	if w.fd < 0 {
+		return nil
+	}
+	err := unix.Close(w.fd)
+	w.fd = -1
+	return err
+}
+
+// Scan classifies plain log or console lines (a serial console capture, with
+// or without "[    1.234567]" timestamps) and returns the reports in them.
+func Scan(lines []string) []Report {
+	var sc Scanner
+	for _, l := range lines {
+		sc.Line(l)
+	}
+	return sc.Reports()
+}
+
+// Scanner is Scan for lines that arrive one at a time, such as a console
+// being read. The zero value is ready to use.
+type Scanner struct{ s splitter }
+
+// Line classifies one console line.
+func (sc *Scanner) Line(line string) { sc.s.line(StripPrefix(line)) }
+
+// Reports returns the reports found since the last call, the one still
+// being logged included.
+func (sc *Scanner) Reports() []Report { return sc.s.take() }
+
+// StripPrefix removes what the console puts before a message: a trailing
+// carriage return, the "[    1.234567]" timestamp and a "[  T123]" or
+// "[    C0]" caller id (CONFIG_PRINTK_CALLER).
+func StripPrefix(line string) string {
+	line = strings.TrimRight(line, "\r")
+	rest, ok := bracket(line, isTimestamp)
+	if !ok {
+		return line
+	}
+	if r, ok := bracket(rest, isCaller); ok {
+		rest = r
+	}
+	// The console puts one space after the prefix; more belong to the
+	// message (stack frames are indented).
+	return strings.TrimPrefix(rest, " ")
+}
+
+// bracket strips a leading "[...]" whose inside (spaces trimmed) passes ok.
+func bracket(s string, ok func(string) bool) (string, bool) {
+	if !strings.HasPrefix(s, "[") {
+		return s, false
+	}
+	end := strings.IndexByte(s, ']')
+	if end < 0 || !ok(strings.TrimSpace(s[1:end])) {
+		return s, false
+	}
+	return s[end+1:], true
+}
+
+func isTimestamp(s string) bool {
+	sec, frac, ok := strings.Cut(s, ".")
+	return ok && allDigits(sec) && allDigits(frac)
+}
+
+func isCaller(s string) bool {
+	return len(s) > 1 && (s[0] == 'T' || s[0] == 'C') && allDigits(s[1:])
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0
+
+package nsdeath
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"nlmcast/selftests/netns"
+)
+
+func newWitness(t *testing.T) *Witness {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: creates network namespaces")
+	}
+	w, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	return w
+}
+
+func track(t *testing.T, w *Witness, name string) *netns.NS {
+	t.Helper()
+	ns, err := netns.New(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Track(ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns
+}
+
+// Namespaces whose last reference is gone are waited for.
+func TestWaitReturnsOnceTornDown(t *testing.T) {
+	w := newWitness(t)
+	for _, n := range []string{"a", "b", "c"} {
+		track(t, w, n).Close()
+	}
+	if err := w.Wait(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A namespace that is still referenced is never torn down: Wait gives up
+// at its deadline and names it.
+func TestWaitNamesWhatOutlivesTheDeadline(t *testing.T) {
+	w := newWitness(t)
+	track(t, w, "gone").Close()
+	kept := track(t, w, "kept")
+	defer kept.Close()
+	err := w.Wait(300 * time.Millisecond)
+	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "kept (id ") || strings.Contains(err.Error(), "gone") {
+		t.Fatalf("Wait = %v, want ErrTimeout naming only netns kept", err)
+	}
+}

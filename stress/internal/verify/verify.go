@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0
+
+// Package verify judges what the stress program's receivers got against
+// what its senders' acknowledged requests imply. It is pure logic: messages
+// in, readable problems out.
+//
+// A stable receiver must hold, for every sender it can see, exactly the
+// sender's transcript restricted to the receiver's groups, in the same
+// order, each message tagged with the nsid under which the receiver's
+// namespace knows the sender (or with no nsid for a local sender). A churn
+// socket's membership changes all the time, so it is judged message by
+// message: no group it never joined, no namespace it cannot see.
+package verify
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Msg is one notification as a sender predicts it and a receiver sees it.
+type Msg struct {
+	Type   uint16
+	Seq    uint32
+	Pid    uint32
+	Group  uint32 // from NETLINK_PKTINFO
+	Detail string // payload summary (address, route, ifindex)
+}
+
+func (m Msg) String() string {
+	return fmt.Sprintf("type %d seq %d pid %d group %d [%s]", m.Type, m.Seq, m.Pid, m.Group, m.Detail)
+}
+
+// Tag is the nsid control message a copy carries: none for a local
+// sender, the id of the source namespace for a foreign one.
+type Tag struct {
+	HasNSID bool
+	NSID    int32
+}
+
+// Local is the tag of a copy from the receiver's own namespace.
+var Local = Tag{}
+
+// NSID is the tag of a copy from a peer the receiver's namespace calls id.
+func NSID(id int32) Tag { return Tag{HasNSID: true, NSID: id} }
+
+func (t Tag) String() string {
+	if !t.HasNSID {
+		return "no nsid"
+	}
+	return fmt.Sprintf("nsid %d", t.NSID)
+}
+
+// Got is one message a receiver read, with its tag.
+type Got struct {
+	Msg
+	Tag Tag
+}
+
+// Receiver is what a stable receiver is entitled to.
+type Receiver struct {
+	Name   string
+	Groups []uint32
+	// Sees maps a sender's index to the tag its messages carry here.
+	// A sender missing from Sees is invisible: nothing of it may arrive.
+	Sees map[int]Tag
+}
+
+// Report is the verdict on one receiver.
+type Report struct {
+	Verified int      // messages that matched their expected place
+	Problems []string // empty when the receiver is exact
+}
+
+// maxShown bounds the examples of one kind of problem per sender.
+const maxShown = 3
+
+// Check compares got with what r is entitled to from transcripts
+// (transcripts[i] is sender i's notifications, in the order its
+// acknowledged requests caused them; names[i] names sender i).
+func Check(r Receiver, names []string, transcripts [][]Msg, got []Got) Report {
+	var rep Report
+	groups := map[uint32]bool{}
+	for _, g := range r.Groups {
+		groups[g] = true
+	}
+	byTag := map[Tag]int{}
+	for s, tag := range r.Sees {
+		if other, dup := byTag[tag]; dup {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("%s: senders %s and %s both carry %s here: the run cannot tell them apart", r.Name, names[other], names[s], tag))
+		}
+		byTag[tag] = s
+	}
+	perSender := map[int][]Msg{}
+	invisible, wrongGroup := 0, 0
+	for i, g := range got {
+		s, ok := byTag[g.Tag]
+		if !ok {
+			if invisible < maxShown {
+				rep.Problems = append(rep.Problems, fmt.Sprintf("%s: message #%d from a namespace it cannot see (%s): %s", r.Name, i, g.Tag, g.Msg))
+			}
+			invisible++
+			continue
+		}
+		if !groups[g.Group] {
+			if wrongGroup < maxShown {
+				rep.Problems = append(rep.Problems, fmt.Sprintf("%s: message #%d on group %d, which it never joined: %s", r.Name, i, g.Group, g.Msg))
+			}
+			wrongGroup++
+			continue
+		}
+		perSender[s] = append(perSender[s], g.Msg)
+	}
+	if invisible > maxShown {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%s: %d messages from namespaces it cannot see in all", r.Name, invisible))
+	}
+	if wrongGroup > maxShown {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%s: %d messages on groups it never joined in all", r.Name, wrongGroup))
+	}
+	senders := make([]int, 0, len(r.Sees))
+	for s := range r.Sees {
+		senders = append(senders, s)
+	}
+	sort.Ints(senders)
+	for _, s := range senders {
+		want := Filter(transcripts[s], groups)
+		n, problems := Compare(fmt.Sprintf("%s, from sender %s (%s)", r.Name, names[s], r.Sees[s]), want, perSender[s])
+		rep.Verified += n
+		rep.Problems = append(rep.Problems, problems...)
+	}
+	return rep
+}
+
+// Filter returns the messages of t on the given groups.
+func Filter(t []Msg, groups map[uint32]bool) []Msg {
+	var out []Msg
+	for _, m := range t {
+		if groups[m.Group] {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Compare checks that got is exactly want, in order. It returns how many
+// messages matched (want's length when all is well) and, otherwise, a
+// diagnosis: duplicates, losses, messages nobody sent, and the first place
+// where the order differs.
+func Compare(where string, want, got []Msg) (int, []string) {
+	if equal(want, got) {
+		return len(want), nil
+	}
+	var problems []string
+	add := func(f string, a ...any) { problems = append(problems, where+": "+fmt.Sprintf(f, a...)) }
+	add("expected %d messages, received %d", len(want), len(got))
+
+	wantCount := map[Msg]int{}
+	for _, m := range want {
+		wantCount[m]++
+	}
+	gotCount := map[Msg]int{}
+	firstAt := map[Msg]int{}
+	for i, m := range got {
+		if gotCount[m] == 0 {
+			firstAt[m] = i
+		}
+		gotCount[m]++
+	}
+	var dups, lost, foreign []string
+	seen := map[Msg]bool{}
+	for i, m := range got {
+		if seen[m] {
+			continue
+		}
+		seen[m] = true
+		switch w, g := wantCount[m], gotCount[m]; {
+		case w == 0:
+			foreign = append(foreign, fmt.Sprintf("#%d %s (received %d times)", i, m, g))
+		case g > w:
+			dups = append(dups, fmt.Sprintf("%s received %d times, sent %d times (first at #%d)", m, g, w, firstAt[m]))
+		}
+	}
+	seen = map[Msg]bool{}
+	for i, m := range want {
+		if seen[m] {
+			continue
+		}
+		seen[m] = true
+		if w, g := wantCount[m], gotCount[m]; g < w {
+			lost = append(lost, fmt.Sprintf("%s sent %d times (first expected at #%d), received %d times", m, w, i, g))
+		}
+	}
+	report := func(kind string, list []string) {
+		for i, s := range list {
+			if i == maxShown {
+				add("%d %s in all", len(list), kind)
+				break
+			}
+			add("%s: %s", kind, s)
+		}
+	}
+	report("duplicate", dups)
+	report("lost", lost)
+	report("never sent", foreign)
+	if i := firstDifference(want, got); i >= 0 {
+		w, g := "nothing", "nothing"
+		if i < len(want) {
+			w = want[i].String()
+		}
+		if i < len(got) {
+			g = got[i].String()
+		}
+		kind := "first difference"
+		if len(dups) == 0 && len(lost) == 0 && len(foreign) == 0 {
+			kind = "reordered: first difference"
+		}
+		add("%s at #%d: expected %s, received %s", kind, i, w, g)
+	}
+	return matchedPrefix(want, got), problems
+}
+
+func equal(a, b []Msg) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func firstDifference(a, b []Msg) int {
+	for i := 0; i < len(a) || i < len(b); i++ {
+		if i >= len(a) || i >= len(b) || a[i] != b[i] {
+			return i
+		}
+	}
+	return -1
+}
+
+func matchedPrefix(a, b []Msg) int {
+	i := firstDifference(a, b)
+	if i < 0 {
+		return len(a)
+	}
+	return i
+}
+
+// Churn is what a churn socket may receive. Its membership and options
+// change under it, so the rules are upper bounds: every group it ever
+// joined, the nsids its namespace ever had for senders (only while
+// LISTEN_ALL_NSID was ever set), and the sender in its own namespace.
+type Churn struct {
+	Name        string
+	EverJoined  map[uint32]bool
+	EverAllNSID bool
+	LocalSender int           // index of the sender in its namespace, or -1
+	Mapped      map[int32]int // nsid -> sender index, in its namespace
+}
+
+// Source tells which sender sent a message, if the message says so (seq
+// numbers and addresses are allotted per sender); ok is false for a
+// message that carries no sender mark (e.g. seq 0 statistics).
+type Source func(m Msg) (sender int, ok bool)
+
+// CheckChurn judges one message a churn socket received; it returns "" if
+// the message is allowed.
+func CheckChurn(c Churn, g Got, source Source, names []string) string {
+	if !c.EverJoined[g.Group] {
+		return fmt.Sprintf("%s: message on group %d, which it never joined: %s (%s)", c.Name, g.Group, g.Msg, g.Tag)
+	}
+	// The nsid cmsg is added at recvmsg() time, and only while the
+	// socket has LISTEN_ALL_NSID: a copy from a mapped sender that was
+	// queued before the option was cleared arrives without one. Without
+	// an nsid, the message may thus come from the local sender or, if the
+	// option was ever set, from any sender its namespace maps.
+	allowed := map[int]bool{}
+	if g.Tag.HasNSID {
+		if !c.EverAllNSID {
+			return fmt.Sprintf("%s: message with %s, but NETLINK_LISTEN_ALL_NSID was never set: %s", c.Name, g.Tag, g.Msg)
+		}
+		s, ok := c.Mapped[g.Tag.NSID]
+		if !ok {
+			return fmt.Sprintf("%s: message with %s, an id its namespace never gave a sender: %s", c.Name, g.Tag, g.Msg)
+		}
+		allowed[s] = true
+	} else {
+		if c.LocalSender >= 0 {
+			allowed[c.LocalSender] = true
+		}
+		if c.EverAllNSID {
+			for _, s := range c.Mapped {
+				allowed[s] = true
+			}
+		}
+		if len(allowed) == 0 {
+			return fmt.Sprintf("%s: message without nsid, but no sender is local and none is visible through LISTEN_ALL_NSID: %s", c.Name, g.Msg)
+		}
+	}
+	if s, ok := source(g.Msg); ok && !allowed[s] {
+		return fmt.Sprintf("%s: message of sender %s, which it cannot see (%s; it may see %s): %s", c.Name, name(names, s), g.Tag, list(names, allowed), g.Msg)
+	}
+	return ""
+}
+
+func list(names []string, set map[int]bool) string {
+	var l []string
+	for s := range set {
+		l = append(l, name(names, s))
+	}
+	sort.Strings(l)
+	return strings.Join(l, ", ")
+}
+
+func name(names []string, i int) string {
+	if i >= 0 && i < len(names) {
+		return names[i]
+	}
+	return fmt.Sprintf("#%d", i)
+}
+
+// Join lists problems as one text block.
+func Join(problems []string) string { return strings.Join(problems, "\n") }

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"nlmcast/selftests/netns"
+	"nlmcast/selftests/nlsock"
+	"nlmcast/selftests/rtnl"
+)
+
+// space is one namespace of a run with its control connection.
+type space struct {
+	*netns.NS
+	ctl *rtnl.Conn
+}
+
+// newSpace creates a namespace. quiet prepares it for exact counting:
+// IPv6 off before any device comes up (no DAD, no autoconf, no router
+// solicitation), then lo up, before any subscriber exists, so that later
+// notifications in it are only the ones the run causes.
+func newSpace(name string, quiet bool) (*space, error) {
+	ns, err := netns.New(name)
+	if err != nil {
+		return nil, err
+	}
+	if quiet {
+		for _, knob := range []string{"all", "default"} {
+			path := "/proc/sys/net/ipv6/conf/" + knob + "/disable_ipv6"
+			err := ns.Do(func() error { return os.WriteFile(path, []byte("1"), 0) })
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				ns.Close()
+				return nil, fmt.Errorf("netns %s: write %s: %w", name, path, err)
+			}
+		}
+	}
+	ctl, err := rtnl.Dial(ns)
+	if err != nil {
+		ns.Close()
+		return nil, err
+	}
+	if quiet {
+		if _, err := ctl.Do(rtnl.SetUp(rtnl.LoopbackIndex, true)); err != nil {
+			ctl.Close()
+			ns.Close()
+			return nil, fmt.Errorf("netns %s: %w", name, err)
+		}
+	}
+	return &space{NS: ns, ctl: ctl}, nil
+}
+
+func (s *space) close() {
+	s.ctl.Close()
+	s.NS.Close()
+}
+
+// mapPeer gives peer the id nsid in s and checks that RTM_GETNSID reports it.
+func (s *space) mapPeer(peer *space, nsid int32) error {
+	if _, err := s.ctl.Do(rtnl.NewNSID(peer.FD(), nsid)); err != nil {
+		return fmt.Errorf("netns %s: map %s: %w", s.Name, peer.Name, err)
+	}
+	got, err := s.ctl.PeerID(peer.FD())
+	if err != nil {
+		return fmt.Errorf("netns %s: id of %s: %w", s.Name, peer.Name, err)
+	}
+	if got != nsid {
+		return fmt.Errorf("netns %s: gave %s the id %d, RTM_GETNSID reports %d", s.Name, peer.Name, nsid, got)
+	}
+	return nil
+}
+
+// openMany creates n netlink sockets of protocol proto in ns from one
+// thread (one setns for all of them), named prefix-0, prefix-1, ...
+func openMany(ns *netns.NS, proto, n int, prefix string) ([]*nlsock.Socket, error) {
+	fds := make([]int, 0, n)
+	err := ns.Do(func() error {
+		for i := 0; i < n; i++ {
+			fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, proto)
+			if err != nil {
+				return fmt.Errorf("socket #%d: %w", i, err)
+			}
+			fds = append(fds, fd)
+		}
+		return nil
+	})
+	socks := make([]*nlsock.Socket, len(fds))
+	for i, fd := range fds {
+		socks[i] = nlsock.FromFD(fd, proto, fmt.Sprintf("%s-%d", prefix, i), ns.Name)
+	}
+	if err != nil {
+		closeAll(socks)
+		return nil, fmt.Errorf("netns %s: %w", ns.Name, err)
+	}
+	return socks, nil
+}
+
+func closeAll(socks []*nlsock.Socket) {
+	for _, s := range socks {
+		s.Close()
+	}
+}

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// modeReport is the per-mode summary, printed as diagnostics and as one
+// `# stress-json: ` line for machines.
+type modeReport struct {
+	Mode              string           `json:"mode"`
+	Result            string           `json:"result"`
+	Switch            string           `json:"switch"` // "0", "1", "flipping", "absent"
+	DurationS         float64          `json:"duration_s"`
+	Interrupted       bool             `json:"interrupted,omitempty"`
+	Senders           []senderReport   `json:"senders"`
+	Deliveries        map[string]int   `json:"verified_deliveries"` // per receiver kind
+	DeliveriesPerS    float64          `json:"verified_deliveries_per_s"`
+	SwitchWrites      int64            `json:"switch_writes"`
+	SwitchWritesPerS  float64          `json:"switch_writes_per_s"`
+	Churn             map[string]int64 `json:"churn_ops"`
+	ChurnPerS         float64          `json:"churn_ops_per_s"`
+	ChurnMsgsChecked  int64            `json:"churn_msgs_checked"`
+	ChurnOverruns     int64            `json:"churn_overruns"`
+	NamespacesCreated int64            `json:"namespaces_created"`
+	IdleSubscribers   int              `json:"idle_subscribers"`
+	KernelReports     int              `json:"kernel_reports"`
+	Problems          int              `json:"problems"`
+}
+
+type senderReport struct {
+	Name              string  `json:"name"`
+	CPU               int     `json:"cpu"`
+	Batches           int     `json:"batches"`
+	Requests          int     `json:"requests"`
+	Notifications     int     `json:"notifications"`
+	UserMulticasts    int     `json:"usersock_multicasts"`
+	BatchesPerS       float64 `json:"batches_per_s"`
+	NotificationsPerS float64 `json:"notifications_per_s"`
+}
+
+func perSecond(n int64, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(int64(float64(n)/d.Seconds()*10)) / 10
+}
+
+func fillReport(r *modeReport, elapsed time.Duration, senders []*sender, c *churnCounts, writes int64) {
+	r.DurationS = float64(elapsed.Milliseconds()) / 1000
+	for _, s := range senders {
+		r.Senders = append(r.Senders, senderReport{
+			Name: s.name, CPU: s.cpu, Batches: s.batches, Requests: s.requests,
+			Notifications: len(s.transcript), UserMulticasts: len(s.userTranscript),
+			BatchesPerS:       perSecond(int64(s.batches), elapsed),
+			NotificationsPerS: perSecond(int64(len(s.transcript)), elapsed),
+		})
+	}
+	var total int64
+	for _, v := range r.Deliveries {
+		total += int64(v)
+	}
+	r.DeliveriesPerS = perSecond(total, elapsed)
+	r.SwitchWrites, r.SwitchWritesPerS = writes, perSecond(writes, elapsed)
+	r.Churn = map[string]int64{
+		"socket_open_close": c.SocketOpenClose.Load(),
+		"join":              c.Join.Load(),
+		"leave":             c.Leave.Load(),
+		"rebind":            c.Rebind.Load(),
+		"all_nsid_set":      c.AllNSIDSet.Load(),
+		"all_nsid_clear":    c.AllNSIDClear.Load(),
+		"netns_create":      c.NetnsCreated.Load(),
+		"nsid_map":          c.NSIDMapped.Load(),
+	}
+	var ops int64
+	for _, v := range r.Churn {
+		ops += v
+	}
+	r.ChurnPerS = perSecond(ops, elapsed)
+	r.ChurnMsgsChecked, r.ChurnOverruns = c.MsgsChecked.Load(), c.Overruns.Load()
+	r.NamespacesCreated = c.NetnsCreated.Load()
+}
+
+// lines renders the report for humans.
+func (r *modeReport) lines() []string {
+	var l []string
+	l = append(l, fmt.Sprintf("%s: switch %s, %.1fs", r.Mode, r.Switch, r.DurationS))
+	for _, s := range r.Senders {
+		l = append(l, fmt.Sprintf("  sender %s (CPU %d): %d batches (%.1f/s), %d requests ACKed, %d notifications (%.1f/s), %d usersock multicasts",
+			s.Name, s.CPU, s.Batches, s.BatchesPerS, s.Requests, s.Notifications, s.NotificationsPerS, s.UserMulticasts))
+	}
+	l = append(l, "  verified deliveries: "+joinCounts(r.Deliveries)+fmt.Sprintf(" (%.1f/s)", r.DeliveriesPerS))
+	if r.Switch == "flipping" {
+		l = append(l, fmt.Sprintf("  switch writes: %d verified (%.1f/s)", r.SwitchWrites, r.SwitchWritesPerS))
+	}
+	churn := map[string]int{}
+	for k, v := range r.Churn {
+		churn[k] = int(v)
+	}
+	l = append(l, "  churn: "+joinCounts(churn)+fmt.Sprintf(" (%.1f ops/s); %d churn messages checked, %d churn overruns (allowed)", r.ChurnPerS, r.ChurnMsgsChecked, r.ChurnOverruns))
+	l = append(l, fmt.Sprintf("  namespaces created by churn: %d; idle subscribers: %d; kernel reports: %d; problems: %d",
+		r.NamespacesCreated, r.IdleSubscribers, r.KernelReports, r.Problems))
+	return l
+}
+
+func joinCounts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (r *modeReport) json() string {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Sprintf(`{"error": %q}`, err.Error())
+	}
+	return string(b)
+}

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-2.0
+
+package main
+
+import (
+	"nlmcast/selftests"
+	semantics "nlmcast/semantics/cases"
+)
+
+// The semantics table in each mode. A default run boots with the switch
+// at 0, so netlink_mcast_semantics alone never exercises the indexed walk;
+// here the same table (All of package nlmcast/semantics/cases, not a copy)
+// runs once with the switch at 1 and once at 0, each case a result of its
+// own: netlink_mcast_switch.mode1.<case> and .mode0.<case>.
+//
+// Order: the whole table at 1, then the whole table at 0. Each block then
+// reads like a run of netlink_mcast_semantics booted in that mode, case
+// by case in the same order, and the two blocks compare line by line. Mode
+// 1 comes first because it is what nothing else in a default run covers:
+// a run cut short by the runner's timeout has those results. Each case
+// sets the mode itself and puts the saved value back when it ends, so a
+// case's result never depends on the one before it.
+
+// modeTable returns the semantics table wrapped to run with the switch at mode.
+func modeTable(mode string) []selftests.Case {
+	out := make([]selftests.Case, len(semantics.All))
+	for i, c := range semantics.All {
+		out[i] = selftests.Case{Name: "mode" + mode + "." + c.Name, Run: inMode(mode, c.Run), Timeout: c.Timeout}
+	}
+	return out
+}
+
+// inMode runs a semantics case with the switch at mode: it sets the
+// switch and checks that it reads back, runs the case, checks that the
+// switch still holds mode when the case's own cleanups have run (nothing
+// else may change it while the suite holds its lock, or the result would
+// not be about mode), and restores the value the switch had, whichever
+// way the case ends. On a kernel without the switch the case SKIPs.
+func inMode(mode string, run func(selftests.T)) func(selftests.T) {
+	return func(t selftests.T) {
+		sw := requireSwitch(t)
+		restoreAtEnd(t, sw)
+		setSwitch(t, sw, mode)
+		t.Cleanup(func() {
+			if v, err := sw.Read(); err != nil || v != mode {
+				t.Errorf("%s reads %q (%v) at the end of the case, want %s throughout", switchPath, v, err, mode)
+			}
+		})
+		run(t)
+	}
+}
