@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # netlink_mcast: two Go kselftest programs, netlink_mcast_semantics and
-# netlink_mcast_switch, and the stress program netlink_mcast_stress (built
-# and installed, not run by run_tests; `make stress`). See README.md.
+# netlink_mcast_switch, the stress program netlink_mcast_stress and the
+# benchmark netlink_mcast_bench (both built and installed, not run by
+# run_tests; `make stress`, `make bench`). See README.md.
 #
 # Two modes, chosen automatically:
 #
@@ -28,8 +29,10 @@ NLMC_COLLECTION := netlink_mcast
 nlmc_pkg_netlink_mcast_semantics := ./semantics
 nlmc_pkg_netlink_mcast_switch := ./switchtest
 # Built and installed, but not run by run_tests: it runs for minutes.
-NLMC_EXTENDED := netlink_mcast_stress
+NLMC_EXTENDED := netlink_mcast_stress netlink_mcast_bench
 nlmc_pkg_netlink_mcast_stress := ./stress
+nlmc_pkg_netlink_mcast_bench := ./bench
+NLMC_STRESS_BIN = $(OUTPUT)/netlink_mcast_stress
 
 # --- Go toolchain ------------------------------------------------------------
 # sudo's secure_path usually drops /usr/local/go/bin, so look there too.
@@ -210,15 +213,31 @@ vmtest: nlmc-need-go $(nlmc_vmtest_bins)
 # three times -max-duration plus setup.
 STRESS_ARGS ?=
 STRESS_TIMEOUT ?= 1200
-stress: nlmc-need-go $(NLMC_EXT_BINS)
-	$(NLMC_EXT_BINS) $(STRESS_ARGS)
+stress: nlmc-need-go $(NLMC_STRESS_BIN)
+	$(NLMC_STRESS_BIN) $(STRESS_ARGS)
 
-vmtest-stress: nlmc-need-go $(NLMC_EXT_BINS)
+vmtest-stress: nlmc-need-go $(NLMC_STRESS_BIN)
 	@test -n "$(KERNEL)" || { echo "Error: set KERNEL=path/to/bzImage" >&2; exit 2; }
 	cd $(NLMC_DIR) && $(filter-out GOARCH=%,$(NLMC_GOENV)) $(NLMC_GO) run ./vmtest \
 		-kernel $(abspath $(KERNEL)) -append "nlmc.timeout=$(STRESS_TIMEOUT) $(APPEND)" \
 		-timeout $$(($(STRESS_TIMEOUT) + 120))s \
-		-args "$(STRESS_ARGS)" $(VMTEST_FLAGS) $(NLMC_EXT_BINS)
+		-args "$(STRESS_ARGS)" $(VMTEST_FLAGS) $(NLMC_STRESS_BIN)
+
+# Run netlink_mcast_bench's design in QEMU: boot pairs of KERNEL_U
+# (state U) and KERNEL_P (P0 and P1 alternating), collect the samples and
+# write the results directory BENCH_OUT. BENCH_ARGS go to the bench in the
+# guest (e.g. -scene T1-n900-d0 -routes 660); BENCH_FLAGS to the
+# orchestrator (e.g. -icount -jobs 2 -boots 1 -rounds 2 -samples 3).
+KERNEL_U ?=
+KERNEL_P ?=
+BENCH_ARGS ?=
+BENCH_FLAGS ?=
+BENCH_OUT ?= /tmp/nlmc-bench
+bench: nlmc-need-go
+	@test -n "$(KERNEL_U)$(KERNEL_P)" || { echo "Error: set KERNEL_U=... and/or KERNEL_P=..." >&2; exit 2; }
+	cd $(NLMC_DIR) && $(filter-out GOARCH=%,$(NLMC_GOENV)) $(NLMC_GO) run ./bench/vmbench \
+		$(if $(KERNEL_U),-kernel-u $(abspath $(KERNEL_U))) $(if $(KERNEL_P),-kernel-p $(abspath $(KERNEL_P))) \
+		-out $(abspath $(BENCH_OUT)) $(BENCH_FLAGS) -args "$(BENCH_ARGS)"
 
 nlmc-need-go:
 	@$(if $(nlmc_no_go),echo "netlink_mcast: $(nlmc_no_go)" >&2; exit 2,:)
@@ -226,4 +245,4 @@ nlmc-need-go:
 nlmc-skip-msg:
 	@echo "netlink_mcast: SKIP building $(NLMC_PROGS): $(nlmc_no_go)" >&2
 
-.PHONY: test vmtest stress vmtest-stress nlmc-need-go nlmc-skip-msg
+.PHONY: test vmtest stress vmtest-stress bench nlmc-need-go nlmc-skip-msg

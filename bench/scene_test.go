@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0
+
+package main
+
+import (
+	"nlmcast/selftests/rtnl"
+	"os"
+	"strings"
+	"testing"
+)
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (namespaces, SO_RCVBUFFORCE)")
+	}
+}
+
+// A small fixture of every kind runs its unit and passes validation on the
+// running kernel.
+func TestScenesRunOnThisKernel(t *testing.T) {
+	needRoot(t)
+	senders := []*sender{newSender(), newSender()}
+	defer senders[0].stop()
+	defer senders[1].stop()
+	for _, name := range []string{"T1-n900-d2", "T3-monitor1", "C2-candidate900", "C4-all450", "C7-option-route", "PAR-n900"} {
+		list, err := findScenes(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := list[0].override(10, -1)
+		f, err := build(sc, 64)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var units []func() error
+		if sc.Kind == optionChanges {
+			units = []func() error{func() error { return optionUnit(f.pool) }}
+		} else {
+			for _, s := range f.sources {
+				units = append(units, s.batch.run)
+			}
+		}
+		for k := 0; k < 3; k++ {
+			if _, err := measure(senders, units); err != nil {
+				t.Errorf("%s unit %d: %v", name, k, err)
+			}
+		}
+		if err := f.checkSilent(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		f.close()
+	}
+}
+
+// A receive buffer too small for a batch overruns, and the unit fails.
+func TestOverrunFailsTheUnit(t *testing.T) {
+	needRoot(t)
+	saved := receiveBuffer
+	receiveBuffer = 4096
+	defer func() { receiveBuffer = saved }()
+	f, err := build(scenes[5], 2640) // C1-n0
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.close()
+	err = f.sources[0].batch.run()
+	if err == nil || !strings.Contains(err.Error(), "overrun") {
+		t.Errorf("got %v, want an overrun", err)
+	}
+}
+
+// A request the kernel refuses fails the pipeline with its errno.
+func TestPipelineReportsARefusedRequest(t *testing.T) {
+	needRoot(t)
+	f, err := build(scenes[5], 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.close()
+	b := f.sources[0].batch
+	// Route 3 through a nexthop that does not exist.
+	binary := b.reqs[0]
+	m := binary.buf[binary.offs[3]:binary.offs[4]]
+	patched := false
+	for off := unixNlmsgHdr + 12; off+8 <= len(m); {
+		al := int(m[off]) | int(m[off+1])<<8
+		if int(m[off+2])|int(m[off+3])<<8 == 30 { // RTA_NH_ID
+			m[off+4] = 99
+			patched = true
+		}
+		off += (al + 3) &^ 3
+	}
+	if !patched {
+		t.Fatal("no RTA_NH_ID in request 3")
+	}
+	err = b.run()
+	if err == nil || !strings.Contains(err.Error(), "request 3") {
+		t.Errorf("got %v, want request 3 refused", err)
+	}
+}
+
+const unixNlmsgHdr = 16
+
+// A notification on a socket that must receive nothing is reported: C2's
+// local candidates are on RTNLGRP_LINK, so a link change in the source
+// reaches them.
+func TestCheckSilentCatchesAStrayNotification(t *testing.T) {
+	needRoot(t)
+	sc := scenes[6].override(3, -1) // C2-candidate900
+	f, err := build(sc, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.close()
+	if err := f.checkSilent(); err != nil {
+		t.Fatalf("before: %v", err)
+	}
+	if _, err := f.sources[0].ctl.Do(rtnl.SetUp(rtnl.LoopbackIndex, false)); err != nil {
+		t.Fatal(err)
+	}
+	err = f.checkSilent()
+	if err == nil || !strings.Contains(err.Error(), "must receive nothing") {
+		t.Errorf("got %v, want a stray datagram reported", err)
+	}
+}

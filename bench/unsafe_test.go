@@ -1,0 +1,7 @@
+// SPDX-License-Identifier: GPL-2.0
+
+package main
+
+import "unsafe"
+
+func unsafePointer(b []byte) unsafe.Pointer { return unsafe.Pointer(&b[0]) }

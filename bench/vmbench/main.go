@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0
+
+// Command vmbench runs netlink_mcast_bench's full design in QEMU: for each
+// boot pair it boots the unpatched image (state U) and the patched one
+// (P0 and P1 alternating round by round, the switch live) with vmtest,
+// the order of the two rotated from one pair to the next, collects every
+// sample from the guest's TAP ("# sample: {json}" diagnostics) and writes
+// the results directory: the samples, the table, the SVG and the benchfmt
+// files.
+//
+// Usage (from the module root; `make bench` does this):
+//
+//	go run ./bench/vmbench -kernel-u U.bzImage -kernel-p P.bzImage [-boots 3]
+//	    [-rounds 3] [-samples 4] [-icount] [-args '-scene T1-n900-d0'] -out DIR
+//
+// -icount boots QEMU with -icount shift=0,sleep=off: vmtest's own -icount
+// when it has one, otherwise vmbench stands in as vmtest's QEMU binary and
+// adds the option itself.
+//
+// Exit status: 0 all scenes passed in every boot, 1 otherwise.
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"nlmcast/bench/internal/report"
+	"nlmcast/bench/internal/sample"
+)
+
+// wrapEnv, when set in vmbench's environment, makes it the QEMU binary:
+// it execs the QEMU named there with the icount option added.
+const wrapEnv = "NLMC_BENCH_QEMU_ICOUNT"
+
+// icountOption makes the guest clock count instructions: one nanosecond
+// per instruction, and no sleeping ahead of the host.
+const icountOption = "shift=0,sleep=off"
+
+func main() {
+	if qemu := os.Getenv(wrapEnv); qemu != "" {
+		path, err := exec.LookPath(qemu)
+		if err == nil {
+			args := append([]string{qemu}, os.Args[1:]...)
+			err = syscall.Exec(path, append(args, "-icount", icountOption), os.Environ())
+		}
+		fmt.Fprintln(os.Stderr, "vmbench: exec", qemu, err)
+		os.Exit(1)
+	}
+	os.Exit(run(os.Args[1:]))
+}
+
+type options struct {
+	kernelU, kernelP       string
+	boots, rounds, samples int
+	icount                 bool
+	args, out              string
+	timeout                time.Duration
+	smp, mem, jobs         int
+	firstBoot              int
+}
+
+func run(argv []string) int {
+	var o options
+	fs := flag.NewFlagSet("vmbench", flag.ContinueOnError)
+	fs.StringVar(&o.kernelU, "kernel-u", "", "unpatched bzImage (state U); empty: no U boots")
+	fs.StringVar(&o.kernelP, "kernel-p", "", "patched bzImage (states P0, P1); empty: no P boots")
+	fs.IntVar(&o.boots, "boots", 3, "boot pairs")
+	fs.IntVar(&o.firstBoot, "first-boot", 0, "number of the first boot pair, to add pairs to an earlier run (merge the samples.jsonl files, then -analyze)")
+	fs.IntVar(&o.rounds, "rounds", 3, "rounds per state and boot")
+	fs.IntVar(&o.samples, "samples", 4, "samples per round (after a warm-up)")
+	fs.BoolVar(&o.icount, "icount", false, "deterministic mode: QEMU -icount "+icountOption+" (figures are instructions)")
+	fs.StringVar(&o.args, "args", "", "more netlink_mcast_bench arguments, e.g. '-scene T1-n900-d0 -routes 660'")
+	fs.StringVar(&o.out, "out", "", "results directory (required)")
+	fs.DurationVar(&o.timeout, "timeout", 90*time.Minute, "limit for one boot")
+	fs.IntVar(&o.smp, "smp", 0, "guest CPUs (default 2; 1 with -icount, where 6.1 with 2 CPUs never reaches /init)")
+	fs.IntVar(&o.jobs, "jobs", 1, "boots run at once: only sensible with -icount, whose figures do not depend on host load")
+	fs.IntVar(&o.mem, "mem", 1024, "guest memory in MiB")
+	if err := fs.Parse(argv); err != nil {
+		return 2
+	}
+	if o.smp == 0 {
+		o.smp = 2
+		if o.icount {
+			o.smp = 1
+		}
+	}
+	o.jobs = max(o.jobs, 1)
+	if o.out == "" || (o.kernelU == "" && o.kernelP == "") || o.boots < 1 {
+		fmt.Fprintln(os.Stderr, "vmbench: need -out and at least one of -kernel-u, -kernel-p; -boots >= 1")
+		return 2
+	}
+	status, err := orchestrate(o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "vmbench:", err)
+		return 1
+	}
+	return status
+}
+
+// tools builds the guest program and vmtest into dir.
+func tools(dir string) (bench, vmtest string, err error) {
+	bench = filepath.Join(dir, "netlink_mcast_bench")
+	vmtest = filepath.Join(dir, "vmtest")
+	for _, b := range []struct {
+		out, pkg string
+		env      []string
+	}{
+		{bench, "./bench", []string{"CGO_ENABLED=0"}},
+		{vmtest, "./vmtest", nil},
+	} {
+		cmd := exec.Command("go", "build", "-trimpath", "-o", b.out, b.pkg)
+		cmd.Env = append(os.Environ(), b.env...)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return "", "", fmt.Errorf("go build %s: %w", b.pkg, err)
+		}
+	}
+	return bench, vmtest, nil
+}
+
+// vmtestHasIcount reports whether this vmtest takes -icount itself.
+func vmtestHasIcount(vmtest string) bool {
+	var help bytes.Buffer
+	cmd := exec.Command(vmtest, "-help")
+	cmd.Stdout, cmd.Stderr = &help, &help
+	_ = cmd.Run()
+	return strings.Contains(help.String(), "-icount")
+}
+
+// boot is one VM run: an image and the states it measures.
+type boot struct {
+	index  int
+	kernel string
+	kind   string // "U" or "P"
+}
+
+// plan is the boots in order: pair i boots U then P for even i, P then U
+// for odd i, so neither image always runs on a cold or a warm host.
+func plan(o options) []boot {
+	var out []boot
+	for i := o.firstBoot; i < o.firstBoot+o.boots; i++ {
+		pair := []boot{{i, o.kernelU, "U"}, {i, o.kernelP, "P"}}
+		if i%2 == 1 {
+			pair[0], pair[1] = pair[1], pair[0]
+		}
+		for _, b := range pair {
+			if b.kernel != "" {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
+}
+
+func orchestrate(o options) (int, error) {
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return 1, err
+	}
+	work, err := os.MkdirTemp("/tmp", "nlmc-vmbench-")
+	if err != nil {
+		return 1, err
+	}
+	defer os.RemoveAll(work)
+	bench, vmtest, err := tools(work)
+	if err != nil {
+		return 1, err
+	}
+	boots := plan(o)
+	type outcome struct {
+		samples []sample.Sample
+		ok      bool
+		err     error
+	}
+	results := make([]outcome, len(boots))
+	slots := make(chan struct{}, o.jobs)
+	var wg sync.WaitGroup
+	for i, b := range boots {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			got, ok, err := runBoot(o, b, bench, vmtest, "")
+			if err == nil && !ok && len(got) == 0 {
+				// The guest never ran the bench (under heavy host load
+				// a TCG guest has failed to open its TAP port): one
+				// more boot, kept apart in its own log.
+				fmt.Fprintf(os.Stderr, "vmbench: boot %d %s produced no sample: booting it again\n", b.index, b.kind)
+				got, ok, err = runBoot(o, b, bench, vmtest, "-retry")
+			}
+			results[i] = outcome{got, ok, err}
+		}()
+	}
+	wg.Wait()
+	// Samples in plan order whatever finished first, so the results
+	// directory does not depend on timing.
+	status := 0
+	var all []sample.Sample
+	for _, r := range results {
+		if r.err != nil {
+			return 1, r.err
+		}
+		if !r.ok {
+			status = 1
+		}
+		all = append(all, r.samples...)
+	}
+	if len(all) == 0 {
+		return 1, errors.New("no samples came back")
+	}
+	table, err := report.WriteDir(o.out, all, report.Options{Seed: report.DefaultSeed, Reps: report.DefaultReps})
+	if err != nil {
+		return 1, err
+	}
+	fmt.Print(table)
+	fmt.Printf("results in %s\n", o.out)
+	return status, nil
+}
+
+// runBoot boots b.kernel with the bench, keeps the TAP in the results
+// directory and returns the samples; ok is false when a scene failed or
+// the boot went wrong.
+func runBoot(o options, b boot, bench, vmtest, logSuffix string) ([]sample.Sample, bool, error) {
+	image := filepath.Base(b.kernel)
+	benchArgs := fmt.Sprintf("-boot %d -rounds %d -samples %d -image %s", b.index, o.rounds, o.samples, image)
+	if o.icount {
+		benchArgs += " -icount"
+	}
+	benchArgs += " " + o.args
+	args := []string{"-kernel", b.kernel, "-timeout", o.timeout.String(),
+		"-smp", fmt.Sprint(o.smp), "-mem", fmt.Sprint(o.mem),
+		"-append", fmt.Sprintf("nlmc.timeout=%d", int(o.timeout.Seconds())-30),
+		"-args", benchArgs}
+	cmd := exec.Command(vmtest)
+	cmd.Env = os.Environ()
+	if o.icount {
+		if vmtestHasIcount(vmtest) {
+			args = append(args, "-icount")
+		} else {
+			self, err := os.Executable()
+			if err != nil {
+				return nil, false, err
+			}
+			args = append(args, "-qemu", self)
+			cmd.Env = append(cmd.Env, wrapEnv+"=qemu-system-x86_64")
+		}
+	}
+	cmd.Args = append(append([]string{vmtest}, args...), bench)
+	logPath := filepath.Join(o.out, fmt.Sprintf("boot%d-%s%s.tap", b.index, b.kind, logSuffix))
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, false, err
+	}
+	defer logFile.Close()
+	var tap bytes.Buffer
+	cmd.Stdout = io.MultiWriter(&tap, logFile)
+	cmd.Stderr = io.MultiWriter(os.Stderr, logFile)
+	fmt.Fprintf(os.Stderr, "vmbench: boot %d %s: %s\n", b.index, image, strings.Join(cmd.Args, " "))
+	start := time.Now()
+	runErr := cmd.Run()
+	fmt.Fprintf(os.Stderr, "vmbench: boot %d %s: done in %v (%v)\n", b.index, image, time.Since(start).Round(time.Second), runErr)
+	samples, err := sample.ReadTAP(&tap)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, s := range samples {
+		if b.kind == "U" && s.State != "U" || b.kind == "P" && s.State == "U" {
+			return nil, false, fmt.Errorf("%s (-kernel-%s) measured state %s: is it the right image?",
+				b.kernel, strings.ToLower(b.kind), s.State)
+		}
+	}
+	for _, line := range strings.Split(tap.String(), "\n") {
+		if strings.Contains(line, "not ok ") {
+			fmt.Fprintf(os.Stderr, "vmbench: boot %d %s: %s\n", b.index, image, strings.TrimSpace(line))
+		}
+	}
+	return samples, runErr == nil, nil
+}
