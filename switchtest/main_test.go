@@ -12,6 +12,17 @@ import (
 // TestSwitch runs the suite's cases through testing.T, with the suite's
 // Setup around them: the switch is saved first and restored at the end.
 func TestSwitch(t *testing.T) {
+	holdSwitch(t)
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) { c.Run(t) })
+	}
+}
+
+// holdSwitch skips t unless run as root, and otherwise runs the suite's
+// Setup for it: the switch is held (flock) and saved, and restored when t
+// ends.
+func holdSwitch(t *testing.T) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: creates network namespaces and writes a sysctl")
 	}
@@ -21,9 +32,6 @@ func TestSwitch(t *testing.T) {
 	}
 	if cleanup != nil {
 		t.Cleanup(cleanup)
-	}
-	for _, c := range cases {
-		t.Run(c.Name, func(t *testing.T) { c.Run(t) })
 	}
 }
 

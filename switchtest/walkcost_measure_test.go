@@ -81,16 +81,7 @@ func TestWalkCostSizes(t *testing.T) {
 	if walkCostTestConfig() == walkCostDefaults {
 		t.Skip("no -walkcost.* flag given")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: creates network namespaces and writes a sysctl")
-	}
-	cleanup, err := setupSwitch(t.Logf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cleanup != nil {
-		t.Cleanup(cleanup)
-	}
+	holdSwitch(t)
 	saved := walkCostDefaults
 	walkCostDefaults = walkCostTestConfig()
 	t.Cleanup(func() { walkCostDefaults = saved })

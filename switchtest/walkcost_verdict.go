@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"nlmcast/stats"
 )
 
 // The verdict of switch_changes_walk_cost, kept free of any kernel access
@@ -89,7 +91,7 @@ func (v walkVerdict) Summary() string {
 		return "no pairs measured"
 	}
 	return fmt.Sprintf("median mode1/mode0 ratio %.3f over %d pairs (per multicast: mode 0 %v, mode 1 %v)",
-		v.ratio, len(v.pairs), time.Duration(median(c[0])), time.Duration(median(c[1])))
+		v.ratio, len(v.pairs), time.Duration(stats.Median(c[0])), time.Duration(stats.Median(c[1])))
 }
 
 // String is the verdict with every pair, for the diagnostics.
@@ -116,28 +118,15 @@ func medianRatio(rs []float64) float64 {
 	return math.Sqrt(s[n/2-1] * s[n/2])
 }
 
-// median is the middle value, or the mean of the two middle ones.
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 // medianDuration is the median of a block's per-multicast times, 0 for
 // none.
 func medianDuration(ds []time.Duration) time.Duration {
 	if len(ds) == 0 {
 		return 0
 	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
+	ns := make([]float64, len(ds))
+	for i, d := range ds {
+		ns[i] = float64(d)
 	}
-	return (s[n/2-1] + s[n/2]) / 2
+	return time.Duration(stats.Median(ns))
 }

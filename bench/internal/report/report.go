@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"nlmcast/bench/internal/sample"
-	"nlmcast/bench/internal/stats"
+	"nlmcast/stats"
 )
 
 // Defaults of the analysis: the letter's 10000 replicates, a fixed seed.

@@ -7,7 +7,7 @@ import (
 	"math"
 	"strings"
 
-	"nlmcast/bench/internal/stats"
+	"nlmcast/stats"
 )
 
 // SVG plots each scene's P0/U and P1/U wall change (and P1/P0 when there is

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"nlmcast/bench/internal/stats"
+	"nlmcast/stats"
 )
 
 // sweepFamilies are the sweep's scene name prefixes and what they vary.

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-// Package stats computes the bench's medians, ratios of medians and their
-// 95 % intervals with a bootstrap that resamples paired boots and, inside
+// Package stats computes medians, quantiles, ratios of medians and their
+// 95 % intervals (for the bench and for the switch suite's walk-cost
+// case), with a bootstrap that resamples paired boots and, inside
 // each drawn boot, whole rounds: samples of one round share a fixture, a
 // warm cache and a switch setting, so they are not independent and are never
 // resampled one by one.
