@@ -14,7 +14,8 @@ import (
 
 // powerOff ends the VM (QEMU exits on an ACPI power-off). It never returns:
 // if the power-off fails, exiting would panic the kernel, so it waits for the
-// host's timeout instead.
+// host's timeout instead (a bare select{} would not do: with no other
+// goroutine the runtime calls it a deadlock and exits).
 func powerOff() {
 	unix.Sync()
 	err := unix.Reboot(unix.LINUX_REBOOT_CMD_POWER_OFF)
