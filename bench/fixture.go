@@ -62,28 +62,24 @@ func (f *fixture) onClose(fn func()) { f.closers = append(f.closers, fn) }
 
 // openMany opens n NETLINK_ROUTE sockets in ns from one thread.
 func (f *fixture) openMany(ns *netns.NS, n int, name string) ([]*nlsock.Socket, error) {
-	fds := make([]int, 0, n)
+	socks := make([]*nlsock.Socket, 0, n)
 	err := ns.Do(func() error {
 		for i := 0; i < n; i++ {
-			fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, unix.NETLINK_ROUTE)
+			s, err := nlsock.OpenHere(unix.NETLINK_ROUTE, fmt.Sprintf("%s%d", name, i), ns.Name)
 			if err != nil {
 				return fmt.Errorf("socket %d of %d: %w", i+1, n, err)
 			}
-			fds = append(fds, fd)
+			socks = append(socks, s)
 		}
 		return nil
 	})
-	socks := make([]*nlsock.Socket, len(fds))
-	for i, fd := range fds {
-		socks[i] = nlsock.FromFD(fd, unix.NETLINK_ROUTE, fmt.Sprintf("%s%d", name, i), ns.Name)
-	}
 	f.onClose(func() {
 		for _, s := range socks {
 			s.Close()
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("netns %s: %w", ns.Name, err)
+		return nil, err
 	}
 	return socks, nil
 }

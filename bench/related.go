@@ -204,11 +204,11 @@ func setnsDump(x, origin *netns.NS, check func(string, []netlink.Message, []netl
 			panic(fmt.Sprintf("setns back to the origin namespace: %v", err)) // the thread would stay in X
 		}
 	}()
-	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, unix.NETLINK_ROUTE)
+	s, err := nlsock.OpenHere(unix.NETLINK_ROUTE, "getifaddrs", "X")
 	if err != nil {
-		return fmt.Errorf("socket in X: %w", err)
+		return err
 	}
-	c := &rtnl.Conn{Sock: nlsock.FromFD(fd, unix.NETLINK_ROUTE, "getifaddrs", "X")}
+	c := &rtnl.Conn{Sock: s}
 	defer c.Close()
 	l, err := c.Dump(rtnl.DumpLinksIn(-1))
 	if err != nil {

@@ -156,11 +156,11 @@ func (c *churn) sockets(ctx context.Context, w where, name string, seed uint64) 
 	rng := rand.New(rand.NewPCG(seed, 1))
 	return w.ns.Do(func() error {
 		for n := 0; ctx.Err() == nil; n++ {
-			fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, unix.NETLINK_ROUTE)
+			s, err := nlsock.OpenHere(unix.NETLINK_ROUTE, fmt.Sprintf("%s-%d", name, n), w.ns.Name)
 			if err != nil {
-				return fmt.Errorf("churn socket in netns %s: %w", w.ns.Name, err)
+				return err
 			}
-			cs := &churnSock{s: nlsock.FromFD(fd, unix.NETLINK_ROUTE, fmt.Sprintf("%s-%d", name, n), w.ns.Name)}
+			cs := &churnSock{s: s}
 			cs.rules = w.rules(cs.s.Name)
 			err = c.prepare(cs, rng)
 			if err == nil {

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"os"
 
-	"golang.org/x/sys/unix"
-
 	"nlmcast/selftests/netns"
 	"nlmcast/selftests/nlsock"
 	"nlmcast/selftests/rtnl"
@@ -77,24 +75,20 @@ func (s *space) mapPeer(peer *space, nsid int32) error {
 // openMany creates n netlink sockets of protocol proto in ns from one
 // thread (one setns for all of them), named prefix-0, prefix-1, ...
 func openMany(ns *netns.NS, proto, n int, prefix string) ([]*nlsock.Socket, error) {
-	fds := make([]int, 0, n)
+	socks := make([]*nlsock.Socket, 0, n)
 	err := ns.Do(func() error {
 		for i := 0; i < n; i++ {
-			fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, proto)
+			s, err := nlsock.OpenHere(proto, fmt.Sprintf("%s-%d", prefix, i), ns.Name)
 			if err != nil {
-				return fmt.Errorf("socket #%d: %w", i, err)
+				return err
 			}
-			fds = append(fds, fd)
+			socks = append(socks, s)
 		}
 		return nil
 	})
-	socks := make([]*nlsock.Socket, len(fds))
-	for i, fd := range fds {
-		socks[i] = nlsock.FromFD(fd, proto, fmt.Sprintf("%s-%d", prefix, i), ns.Name)
-	}
 	if err != nil {
 		closeAll(socks)
-		return nil, fmt.Errorf("netns %s: %w", ns.Name, err)
+		return nil, err
 	}
 	return socks, nil
 }
