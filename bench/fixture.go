@@ -233,15 +233,12 @@ func routePrefix(i int) netip.Prefix {
 // setCompatMode writes net.ipv4.nexthop_compat_mode in ns (a per-namespace
 // sysctl).
 func setCompatMode(ns *netns.NS, mode int) error {
-	const path = "/proc/sys/net/ipv4/nexthop_compat_mode"
-	err := ns.Do(func() error {
-		return os.WriteFile(path, []byte(fmt.Sprint(mode)), 0)
-	})
+	err := ns.WriteSysctl("net/ipv4/nexthop_compat_mode", fmt.Sprint(mode))
 	if errors.Is(err, os.ErrNotExist) {
 		return skipError{"net.ipv4.nexthop_compat_mode not supported by this kernel"}
 	}
 	if err != nil {
-		return fmt.Errorf("netns %s: write %d to %s: %w", ns.Name, mode, path, err)
+		return fmt.Errorf("netns %s: write %d: %w", ns.Name, mode, err)
 	}
 	return nil
 }

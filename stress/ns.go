@@ -29,11 +29,10 @@ func newSpace(name string, quiet bool) (*space, error) {
 	}
 	if quiet {
 		for _, knob := range []string{"all", "default"} {
-			path := "/proc/sys/net/ipv6/conf/" + knob + "/disable_ipv6"
-			err := ns.Do(func() error { return os.WriteFile(path, []byte("1"), 0) })
+			err := ns.WriteSysctl("net/ipv6/conf/"+knob+"/disable_ipv6", "1")
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				ns.Close()
-				return nil, fmt.Errorf("netns %s: write %s: %w", name, path, err)
+				return nil, fmt.Errorf("netns %s: %w", name, err)
 			}
 		}
 	}
