@@ -41,9 +41,7 @@ func encode(reqs []rtnl.Request) (encoded, error) {
 		}
 		e.offs = append(e.offs, len(e.buf))
 		e.buf = append(e.buf, b...)
-		for len(e.buf)%unix.NLMSG_ALIGNTO != 0 {
-			e.buf = append(e.buf, 0)
-		}
+		e.buf = append(e.buf, make([]byte, nlsock.Align(len(b))-len(b))...)
 	}
 	e.offs = append(e.offs, len(e.buf))
 	return e, nil
@@ -109,7 +107,7 @@ func pipeline(fd int, e encoded, base uint32, ackBuf []byte) error {
 						Data: bytes.Clone(b[unix.NLMSG_HDRLEN:l])}
 					return rtnl.ParseError(fmt.Sprintf("request %d (seq %d)", i, want), m)
 				}
-				b = b[min(len(b), (l+unix.NLMSG_ALIGNTO-1)&^(unix.NLMSG_ALIGNTO-1)):]
+				b = b[min(len(b), nlsock.Align(l)):]
 			}
 		}
 	}

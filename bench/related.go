@@ -230,7 +230,7 @@ func int32Attr(b []byte, typ uint16) (int32, bool) {
 		if binary.NativeEndian.Uint16(b[2:])&nlaTypeMask == typ && l == 8 {
 			return int32(binary.NativeEndian.Uint32(b[4:])), true
 		}
-		b = b[min(len(b), (l+3)&^3):]
+		b = b[min(len(b), nlsock.Align(l)):]
 	}
 	return 0, false
 }

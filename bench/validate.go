@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"nlmcast/selftests/nlsock"
 	"nlmcast/selftests/rtnl"
 )
 
@@ -39,7 +40,7 @@ func (v *validator) datagram(b []byte) error {
 			return err
 		}
 		v.count++
-		b = b[min(len(b), (l+unix.NLMSG_ALIGNTO-1)&^(unix.NLMSG_ALIGNTO-1)):]
+		b = b[min(len(b), nlsock.Align(l)):]
 	}
 	return nil
 }
@@ -86,7 +87,7 @@ func (v *validator) message(m []byte) error {
 				nh, hasNH = binary.NativeEndian.Uint32(a[4:]), true
 			}
 		}
-		a = a[min(len(a), (al+3)&^3):]
+		a = a[min(len(a), nlsock.Align(al)):]
 	}
 	want := v.dsts[i]
 	if len(dst) != 4 || [4]byte(dst) != want {
