@@ -207,7 +207,7 @@ func (b *batch) drain(r *recipient, base uint32, p int) error {
 		var n, oobn int
 		var err error
 		if r.nsid >= 0 {
-			n, oobn, _, _, err = unix.Recvmsg(r.sock.FD(), b.rxBuf, b.oob, unix.MSG_DONTWAIT)
+			n, oobn, err = rawRecvmsg(r.sock.FD(), b.rxBuf, b.oob)
 		} else {
 			n, err = rawRead(r.sock.FD(), b.rxBuf)
 		}

@@ -28,3 +28,19 @@ func rawWrite(fd int, b []byte) (int, error) {
 	}
 	return int(n), nil
 }
+
+// rawRecvmsg is a non-blocking recvmsg(2) that, unlike unix.Recvmsg,
+// allocates nothing: no source address is asked for, and the drain calls
+// it once per notification. It returns the data and control lengths.
+func rawRecvmsg(fd int, p, oob []byte) (n, oobn int, err error) {
+	iov := unix.Iovec{Base: &p[0]}
+	iov.SetLen(len(p))
+	msg := unix.Msghdr{Iov: &iov, Control: &oob[0]}
+	msg.SetIovlen(1)
+	msg.SetControllen(len(oob))
+	r, _, errno := unix.RawSyscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), unix.MSG_DONTWAIT)
+	if errno != 0 {
+		return 0, 0, errno
+	}
+	return int(r), int(msg.Controllen), nil
+}

@@ -5,6 +5,7 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -89,9 +90,10 @@ func (v *validator) message(m []byte) error {
 		}
 		a = a[min(len(a), nlsock.Align(al)):]
 	}
-	want := v.dsts[i]
-	if len(dst) != 4 || [4]byte(dst) != want {
-		return fmt.Errorf("route %d (seq %d): RTA_DST %v, want %v", i, seq, dst, want[:])
+	// v.dsts[i] is sliced in place: slicing a local copy would move
+	// the copy to the heap on every call, not only on the error path.
+	if len(dst) != 4 || [4]byte(dst) != v.dsts[i] {
+		return fmt.Errorf("route %d (seq %d): RTA_DST %v, want %v", i, seq, dst, v.dsts[i][:])
 	}
 	if wantNH := nexthopFor(i, v.parity); !hasNH || nh != wantNH {
 		return fmt.Errorf("route %d (seq %d): RTA_NH_ID %d (present %v), want %d", i, seq, nh, hasNH, wantNH)
@@ -100,18 +102,23 @@ func (v *validator) message(m []byte) error {
 }
 
 // checkNSID checks the datagram's NETLINK_LISTEN_ALL_NSID control message.
+// It walks the control buffer in place, as unix.ParseSocketControlMessage
+// would but without its allocation: it runs once per notification.
 func (v *validator) checkNSID(oob []byte) error {
-	cmsgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return err
-	}
-	for _, c := range cmsgs {
-		if c.Header.Level == unix.SOL_NETLINK && c.Header.Type == unix.NETLINK_LISTEN_ALL_NSID && len(c.Data) >= 4 {
-			if got := int32(binary.NativeEndian.Uint32(c.Data)); got != v.nsid {
+	for len(oob) >= unix.SizeofCmsghdr {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		l := int(h.Len)
+		if l < unix.CmsgLen(0) || l > len(oob) {
+			return fmt.Errorf("notification %d: control message length %d out of range (%d bytes)", v.count, l, len(oob))
+		}
+		data := oob[unix.CmsgLen(0):l]
+		if h.Level == unix.SOL_NETLINK && h.Type == unix.NETLINK_LISTEN_ALL_NSID && len(data) >= 4 {
+			if got := int32(binary.NativeEndian.Uint32(data)); got != v.nsid {
 				return fmt.Errorf("notification %d: nsid %d, want %d", v.count, got, v.nsid)
 			}
 			return nil
 		}
+		oob = oob[min(len(oob), unix.CmsgSpace(len(data))):]
 	}
 	return fmt.Errorf("notification %d: no nsid control message, want nsid %d", v.count, v.nsid)
 }

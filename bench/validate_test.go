@@ -98,6 +98,40 @@ func TestValidatorChecksNSID(t *testing.T) {
 	if err := v.checkNSID(nil); err == nil {
 		t.Error("no nsid accepted")
 	}
+	pktinfo := cmsg(5)
+	(*unix.Cmsghdr)(unsafePointer(pktinfo)).Type = unix.NETLINK_PKTINFO
+	if err := v.checkNSID(append(pktinfo, cmsg(7)...)); err != nil {
+		t.Errorf("nsid 7 after a PKTINFO refused: %v", err)
+	}
+	bad := cmsg(7)
+	(*unix.Cmsghdr)(unsafePointer(bad)).SetLen(len(bad) + 1)
+	if err := v.checkNSID(bad); err == nil {
+		t.Error("control message longer than the buffer accepted")
+	}
+}
+
+// The drain validates every notification: it must not allocate.
+func TestValidatorDoesNotAllocate(t *testing.T) {
+	v := newValidator(1)
+	v.nsid = 7
+	oob := make([]byte, unix.CmsgSpace(4))
+	h := (*unix.Cmsghdr)(unsafePointer(oob))
+	h.Level, h.Type = unix.SOL_NETLINK, unix.NETLINK_LISTEN_ALL_NSID
+	h.SetLen(unix.CmsgLen(4))
+	binary.NativeEndian.PutUint32(oob[unix.CmsgLen(0):], 7)
+	n := notification(unix.RTM_NEWROUTE, 100, 42, v.dsts[0], nexthopFor(0, 1))
+	allocs := testing.AllocsPerRun(100, func() {
+		v.count, v.seen[0] = 0, false
+		if err := v.checkNSID(oob); err != nil {
+			t.Fatal(err)
+		}
+		if err := v.datagram(n); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("validating one notification allocates %.0f times, want 0", allocs)
+	}
 }
 
 func TestNexthopsAlternate(t *testing.T) {
