@@ -97,7 +97,7 @@ func (f *fixture) newNS(name string) (*netns.NS, error) {
 // above).
 func subscribe(s *nlsock.Socket, group uint32) error {
 	if group <= 32 {
-		return s.Bind(0, 1<<(group-1))
+		return s.Bind(0, nlsock.GroupMask(group))
 	}
 	if err := s.Bind(0, 0); err != nil {
 		return err

@@ -40,8 +40,8 @@ func optionUnit(pool []*nlsock.Socket) error {
 		if errno != 0 {
 			return fmt.Errorf("%s: NETLINK_LIST_MEMBERSHIPS: %w", s, errno)
 		}
-		if w := binary.NativeEndian.Uint32(mem[:]); w != 1<<(groupIPv4Route-1) {
-			return fmt.Errorf("%s: groups %#x after leave+join, want %#x", s, w, 1<<(groupIPv4Route-1))
+		if w := binary.NativeEndian.Uint32(mem[:]); w != nlsock.GroupMask(groupIPv4Route) {
+			return fmt.Errorf("%s: groups %#x after leave+join, want %#x", s, w, nlsock.GroupMask(groupIPv4Route))
 		}
 	}
 	return nil

@@ -263,7 +263,7 @@ func buildTCFilter(sc Scene) (*relatedFixture, error) {
 	}
 	if sc.D == tcListener {
 		if listener, err = nlsock.Open(t, unix.NETLINK_ROUTE, "tc-listener"); err == nil {
-			if err = listener.Bind(0, 1<<(unix.RTNLGRP_TC-1)); err == nil {
+			if err = listener.Bind(0, nlsock.GroupMask(unix.RTNLGRP_TC)); err == nil {
 				err = listener.ForceReceiveBuffer(receiveBuffer)
 			}
 		}

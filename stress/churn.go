@@ -110,16 +110,9 @@ func (c *churn) prepare(cs *churnSock, rng *rand.Rand) error {
 	if err := cs.s.SetOption(unix.NETLINK_PKTINFO, true); err != nil {
 		return err
 	}
-	var mask uint32
-	for _, g := range []uint32{groupAddr, groupRoute} {
-		if rng.IntN(2) == 0 {
-			mask |= 1 << (g - 1)
-			cs.rules.EverJoined[g] = true
-		}
-	}
 	// Bind before any join: an unbound socket has portid 0 and would
 	// be skipped as the "excluded" portid of every notification.
-	if err := cs.s.Bind(0, mask); err != nil {
+	if err := cs.s.Bind(0, randomBindMask(cs, rng)); err != nil {
 		return err
 	}
 	if rng.IntN(2) == 0 {
@@ -131,6 +124,19 @@ func (c *churn) prepare(cs *churnSock, rng *rand.Rand) error {
 		return c.setAllNSID(cs, true)
 	}
 	return nil
+}
+
+// randomBindMask picks each of the senders' groups that bind can set (1..32)
+// with probability 1/2, widening cs's rule before the kernel can deliver.
+func randomBindMask(cs *churnSock, rng *rand.Rand) uint32 {
+	var mask uint32
+	for _, g := range []uint32{groupAddr, groupRoute} {
+		if rng.IntN(2) == 0 {
+			mask |= nlsock.GroupMask(g)
+			cs.rules.EverJoined[g] = true
+		}
+	}
+	return mask
 }
 
 func (c *churn) join(cs *churnSock, g uint32) error {
@@ -196,15 +202,8 @@ func (c *churn) membership(ctx context.Context, pool []*churnSock, seed uint64) 
 			c.counts.Leave.Add(1)
 			err = cs.s.Leave(g)
 		case 2:
-			var mask uint32
-			for _, g := range []uint32{groupAddr, groupRoute} {
-				if rng.IntN(2) == 0 {
-					mask |= 1 << (g - 1)
-					cs.rules.EverJoined[g] = true
-				}
-			}
 			c.counts.Rebind.Add(1)
-			err = cs.s.Bind(cs.s.Portid(), mask)
+			err = cs.s.Bind(cs.s.Portid(), randomBindMask(cs, rng))
 		}
 		if err != nil {
 			return err
@@ -286,7 +285,7 @@ func (c *churn) oneNamespace(ctx context.Context, senders []*sender, rng *rand.R
 		// Bind before joining by setsockopt: an unbound socket has
 		// portid 0, the excluded portid of every notification.
 		cs.rules.EverJoined[groupAddr], cs.rules.EverJoined[groupRoute] = true, true
-		if err := cs.s.Bind(0, 1<<(groupAddr-1)|1<<(groupRoute-1)); err != nil {
+		if err := cs.s.Bind(0, nlsock.GroupMask(groupAddr, groupRoute)); err != nil {
 			return err
 		}
 		if err := c.join(cs, groupStats); err != nil {

@@ -220,7 +220,7 @@ func (s *sender) batch() error {
 
 	s.userSeq++
 	um := netlink.Message{Header: netlink.Header{Type: netlink.Noop, Sequence: s.userSeq, PID: s.usPid}}
-	if err := s.us.SendTo(um, s.sink.Portid(), 1<<(groupUser-1)); err != nil {
+	if err := s.us.SendTo(um, s.sink.Portid(), nlsock.GroupMask(groupUser)); err != nil {
 		return fmt.Errorf("sender %s batch %d: %w", s.name, s.batches, err)
 	}
 	s.userTranscript = append(s.userTranscript, verify.Msg{Type: unix.NLMSG_NOOP, Seq: s.userSeq, Pid: s.usPid, Group: groupUser})
@@ -237,7 +237,7 @@ func (s *sender) batch() error {
 func (s *sender) inject() error {
 	r := rtnl.NewAddr(rtnl.LoopbackIndex, s.lastAdd)
 	m := netlink.Message{Header: netlink.Header{Type: netlink.HeaderType(unix.RTM_NEWADDR), Sequence: s.lastSeq, PID: s.pid}, Data: r.Msg.Data}
-	if err := s.injector.SendTo(m, 0, 1<<(groupAddr-1)); err != nil {
+	if err := s.injector.SendTo(m, 0, nlsock.GroupMask(groupAddr)); err != nil {
 		return fmt.Errorf("inject: %w", err)
 	}
 	s.injected = fmt.Sprintf("sender %s after batch %d: one more RTM_NEWADDR seq %d pid %d [%s dev %d] multicast on group %d from a user-space socket",

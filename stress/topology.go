@@ -22,7 +22,7 @@ const (
 )
 
 // bindMask is groups 5 and 7 as a bind(2) bitmask; group 36 has no bit.
-const bindMask = uint32(1<<(groupAddr-1) | 1<<(groupRoute-1))
+var bindMask = nlsock.GroupMask(groupAddr, groupRoute)
 
 var routeGroups = []uint32{groupAddr, groupRoute, groupStats}
 
@@ -182,7 +182,7 @@ func (t *topology) buildStables() error {
 			stableSpec{"local-bind", s.sp, unix.NETLINK_ROUTE, bindMask, nil, false, verify.Receiver{Groups: []uint32{groupAddr, groupRoute}, Sees: local}},
 			stableSpec{"local-setsockopt", s.sp, unix.NETLINK_ROUTE, 0, routeGroups, false, verify.Receiver{Groups: routeGroups, Sees: local}},
 			stableSpec{"local-all-nsid", s.sp, unix.NETLINK_ROUTE, bindMask, []uint32{groupStats}, true, verify.Receiver{Groups: routeGroups, Sees: local}},
-			stableSpec{"usersock-local", s.sp, unix.NETLINK_USERSOCK, 1 << (groupUser - 1), nil, false, verify.Receiver{Groups: []uint32{groupUser}, Sees: userLocal}},
+			stableSpec{"usersock-local", s.sp, unix.NETLINK_USERSOCK, nlsock.GroupMask(groupUser), nil, false, verify.Receiver{Groups: []uint32{groupUser}, Sees: userLocal}},
 		)
 		// The sink gets each usersock multicast's unicast copy; it
 		// reports the group it was sent to, like a multicast copy.
@@ -197,8 +197,8 @@ func (t *topology) buildStables() error {
 		stableSpec{"foreign-all-nsid-mapped", o, unix.NETLINK_ROUTE, bindMask, []uint32{groupStats}, true, verify.Receiver{Groups: routeGroups, Sees: observed}},
 		stableSpec{"foreign-plain", o, unix.NETLINK_ROUTE, bindMask, []uint32{groupStats}, false, verify.Receiver{Groups: routeGroups}},
 		stableSpec{"foreign-all-nsid-unmapped", nn, unix.NETLINK_ROUTE, bindMask, []uint32{groupStats}, true, verify.Receiver{Groups: routeGroups}},
-		stableSpec{"usersock-foreign-all-nsid", o, unix.NETLINK_USERSOCK, 1 << (groupUser - 1), nil, true, verify.Receiver{Groups: []uint32{groupUser}, Sees: userObserved}},
-		stableSpec{"usersock-foreign-plain", o, unix.NETLINK_USERSOCK, 1 << (groupUser - 1), nil, false, verify.Receiver{Groups: []uint32{groupUser}}},
+		stableSpec{"usersock-foreign-all-nsid", o, unix.NETLINK_USERSOCK, nlsock.GroupMask(groupUser), nil, true, verify.Receiver{Groups: []uint32{groupUser}, Sees: userObserved}},
+		stableSpec{"usersock-foreign-plain", o, unix.NETLINK_USERSOCK, nlsock.GroupMask(groupUser), nil, false, verify.Receiver{Groups: []uint32{groupUser}}},
 	)
 	for _, sp := range specs {
 		socks, err := t.open(sp.sp, sp.proto, 1, sp.kind)
