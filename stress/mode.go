@@ -104,9 +104,8 @@ func runMode(ctx context.Context, cfg config, m mode, sw *mcswitch.Switch, cpus 
 // run starts the senders, the churn threads and, when the switch flips,
 // its writer. It stops them all once cfg.duration has passed and every
 // sender has completed cfg.minBatches batches and the writer cfg.minWrites
-// writes (the letter's "at least 60 seconds and 100 batches per sender"),
-// or at cfg.maxDuration, on ctx, or on the first error. It returns how long
-// the senders ran and the verified switch writes.
+// writes, or at cfg.maxDuration, on ctx, or on the first error. It
+// returns how long the senders ran and the verified switch writes.
 func (t *topology) run(ctx context.Context, out *outcome, sw *mcswitch.Switch) (time.Duration, int64) {
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
