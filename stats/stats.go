@@ -166,29 +166,6 @@ func RatioChange(base, treat []Obs, reps int, rng *rand.Rand) (iv Interval, ok b
 	return iv, true
 }
 
-// MedianCI is the median of obs with the same round-and-boot bootstrap.
-func MedianCI(obs []Obs, reps int, rng *rand.Rand) Interval {
-	g := group(obs)
-	boots := pairedBoots(g)
-	iv := Interval{Point: Median(Values(obs))}
-	if len(boots) == 0 {
-		iv.Lo, iv.Hi = iv.Point, iv.Point
-		return iv
-	}
-	reps = max(reps, 1)
-	meds := make([]float64, reps)
-	var s []float64
-	for i := range meds {
-		s = s[:0]
-		for range boots {
-			s = g.draw(s, boots[rng.IntN(len(boots))], rng)
-		}
-		meds[i] = Median(s)
-	}
-	iv.Lo, iv.Hi = Quantile(meds, 0.025), Quantile(meds, 0.975)
-	return iv
-}
-
 // LeastSquaresSlope is the ordinary least-squares slope of y over x; NaN
 // with fewer than two distinct x.
 func LeastSquaresSlope(x, y []float64) float64 {

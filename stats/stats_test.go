@@ -129,10 +129,3 @@ func TestSlope(t *testing.T) {
 		t.Errorf("got %+v, want 3 [1, 5]", iv)
 	}
 }
-
-func TestMedianCI(t *testing.T) {
-	iv := MedianCI(obs([][][]float64{{{1}}, {{3}}}), 10000, Rng(3, "m"))
-	if !near(iv.Point, 2) || !near(iv.Lo, 1) || !near(iv.Hi, 3) {
-		t.Errorf("got %+v, want 2 [1, 3]", iv)
-	}
-}
