@@ -130,7 +130,7 @@ func autoTimeout(o options) time.Duration {
 	per := o.progTimeout
 	if per == 0 {
 		per = protocol.DefaultProgramTimeout
-		if secs, ok := lastParam(o.extraCmdline, protocol.TimeoutParam); ok {
+		if secs, ok := protocol.LastParam(o.extraCmdline, protocol.TimeoutParam); ok {
 			if n, err := strconv.Atoi(secs); err == nil && n > 0 {
 				per = time.Duration(n) * time.Second
 			}
@@ -143,19 +143,8 @@ func autoTimeout(o options) time.Duration {
 	return t + bootAllowance
 }
 
-// lastParam returns the value of the last KEY=VALUE for key in cmdline.
-func lastParam(cmdline, key string) (string, bool) {
-	value, found := "", false
-	for _, f := range strings.Fields(cmdline) {
-		if v, ok := strings.CutPrefix(f, key+"="); ok {
-			value, found = v, true
-		}
-	}
-	return value, found
-}
-
 func hasParam(cmdline, key string) bool {
-	_, ok := lastParam(cmdline, key)
+	_, ok := protocol.LastParam(cmdline, key)
 	return ok
 }
 

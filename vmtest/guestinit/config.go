@@ -56,18 +56,12 @@ func readConfig() (config, []error) {
 // flagParam reports whether the last KEY=VALUE for key on the command line
 // turns it on (1, y, yes, on, true).
 func flagParam(cmdline, key string) bool {
-	on := false
-	for _, field := range strings.Fields(cmdline) {
-		if value, ok := strings.CutPrefix(field, key+"="); ok {
-			switch strings.ToLower(value) {
-			case "1", "y", "yes", "on", "true":
-				on = true
-			default:
-				on = false
-			}
-		}
+	value, _ := protocol.LastParam(cmdline, key)
+	switch strings.ToLower(value) {
+	case "1", "y", "yes", "on", "true":
+		return true
 	}
-	return on
+	return false
 }
 
 // readProgArgs reads the per-program arguments: one file per program in dir.
@@ -93,20 +87,16 @@ func readProgArgs(dir string) (map[string][]string, error) {
 // programTimeout returns the last nlmc.timeout=SECONDS on the command line,
 // as the kernel's own parameters go, or the default.
 func programTimeout(cmdline string) (time.Duration, error) {
-	timeout := defaultProgramTimeout
-	for _, field := range strings.Fields(cmdline) {
-		value, ok := strings.CutPrefix(field, protocol.TimeoutParam+"=")
-		if !ok {
-			continue
-		}
-		secs, err := strconv.Atoi(value)
-		if err != nil || secs <= 0 {
-			return defaultProgramTimeout, fmt.Errorf("%s=%q is not a positive number of seconds; using %v",
-				protocol.TimeoutParam, value, defaultProgramTimeout)
-		}
-		timeout = time.Duration(secs) * time.Second
+	value, ok := protocol.LastParam(cmdline, protocol.TimeoutParam)
+	if !ok {
+		return defaultProgramTimeout, nil
 	}
-	return timeout, nil
+	secs, err := strconv.Atoi(value)
+	if err != nil || secs <= 0 {
+		return defaultProgramTimeout, fmt.Errorf("%s=%q is not a positive number of seconds; using %v",
+			protocol.TimeoutParam, value, defaultProgramTimeout)
+	}
+	return time.Duration(secs) * time.Second, nil
 }
 
 // readSuiteArgs reads the arguments for every suite; no file means none.

@@ -47,6 +47,18 @@ const ProgArgsDir = "/etc/nlmc-args.d"
 // seconds, as in "nlmc.timeout=600".
 const TimeoutParam = "nlmc.timeout"
 
+// LastParam returns the value of the last KEY=VALUE for key on a kernel
+// command line: as with the kernel's own parameters, the last one counts.
+func LastParam(cmdline, key string) (string, bool) {
+	value, found := "", false
+	for _, f := range strings.Fields(cmdline) {
+		if v, ok := strings.CutPrefix(f, key+"="); ok {
+			value, found = v, true
+		}
+	}
+	return value, found
+}
+
 // DefaultProgramTimeout is the per-program timeout without TimeoutParam: the
 // kselftest runner's default.
 const DefaultProgramTimeout = 300 * time.Second

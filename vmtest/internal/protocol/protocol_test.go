@@ -59,3 +59,20 @@ func TestTaintLineRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestLastParam(t *testing.T) {
+	for _, tt := range []struct {
+		cmdline, want string
+		ok            bool
+	}{
+		{"console=ttyS0 quiet", "", false},
+		{"nlmc.netns=1 console=ttyS0", "1", true},
+		{"nlmc.netns=1 nlmc.netns=0", "0", true},
+		{"nlmc.netnsx=1", "", false},
+		{"nlmc.netns=", "", true},
+	} {
+		if got, ok := LastParam(tt.cmdline, "nlmc.netns"); got != tt.want || ok != tt.ok {
+			t.Errorf("LastParam(%q) = %q, %v; want %q, %v", tt.cmdline, got, ok, tt.want, tt.ok)
+		}
+	}
+}
