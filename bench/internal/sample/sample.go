@@ -37,14 +37,6 @@ type Sample struct {
 	Ops      int   `json:"ops"`       // requests (or option changes) in the unit
 }
 
-// UserShare is the userspace part of the thread's CPU time, from rusage.
-func (s Sample) UserShare() float64 {
-	if s.UserNS+s.SysNS == 0 {
-		return 0
-	}
-	return float64(s.UserNS) / float64(s.UserNS+s.SysNS)
-}
-
 // Prefix starts a sample's TAP diagnostic line, after the "# ".
 const Prefix = "sample: "
 
