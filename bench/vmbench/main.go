@@ -13,9 +13,8 @@
 //	go run ./bench/vmbench -kernel-u U.bzImage -kernel-p P.bzImage [-boots 3]
 //	    [-rounds 3] [-samples 4] [-icount] [-args '-scene T1-n900-d0'] -out DIR
 //
-// -icount boots QEMU with -icount shift=0,sleep=off: vmtest's own -icount
-// when it has one, otherwise vmbench stands in as vmtest's QEMU binary and
-// adds the option itself.
+// -icount passes vmtest's -icount: QEMU counts guest time in instructions
+// (-icount shift=0,sleep=off), so the figures do not depend on host load.
 //
 // Exit status: 0 all scenes passed in every boot, 1 otherwise.
 package main
@@ -31,33 +30,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"nlmcast/bench/internal/report"
 	"nlmcast/bench/internal/sample"
 )
 
-// wrapEnv, when set in vmbench's environment, makes it the QEMU binary:
-// it execs the QEMU named there with the icount option added.
-const wrapEnv = "NLMC_BENCH_QEMU_ICOUNT"
-
-// icountOption makes the guest clock count instructions: one nanosecond
-// per instruction, and no sleeping ahead of the host.
-const icountOption = "shift=0,sleep=off"
-
-func main() {
-	if qemu := os.Getenv(wrapEnv); qemu != "" {
-		path, err := exec.LookPath(qemu)
-		if err == nil {
-			args := append([]string{qemu}, os.Args[1:]...)
-			err = syscall.Exec(path, append(args, "-icount", icountOption), os.Environ())
-		}
-		fmt.Fprintln(os.Stderr, "vmbench: exec", qemu, err)
-		os.Exit(1)
-	}
-	os.Exit(run(os.Args[1:]))
-}
+func main() { os.Exit(run(os.Args[1:])) }
 
 type options struct {
 	kernelU, kernelP       string
@@ -78,7 +57,7 @@ func run(argv []string) int {
 	fs.IntVar(&o.firstBoot, "first-boot", 0, "number of the first boot pair, to add pairs to an earlier run (merge the samples.jsonl files, then -analyze)")
 	fs.IntVar(&o.rounds, "rounds", 3, "rounds per state and boot")
 	fs.IntVar(&o.samples, "samples", 4, "samples per round (after a warm-up)")
-	fs.BoolVar(&o.icount, "icount", false, "deterministic mode: QEMU -icount "+icountOption+" (figures are instructions)")
+	fs.BoolVar(&o.icount, "icount", false, "deterministic mode: vmtest -icount, QEMU -icount shift=0,sleep=off (figures are instructions)")
 	fs.StringVar(&o.args, "args", "", "more netlink_mcast_bench arguments, e.g. '-scene T1-n900-d0 -routes 660'")
 	fs.StringVar(&o.out, "out", "", "results directory (required)")
 	fs.DurationVar(&o.timeout, "timeout", 90*time.Minute, "limit for one boot")
@@ -126,15 +105,6 @@ func tools(dir string) (bench, vmtest string, err error) {
 		}
 	}
 	return bench, vmtest, nil
-}
-
-// vmtestHasIcount reports whether this vmtest takes -icount itself.
-func vmtestHasIcount(vmtest string) bool {
-	var help bytes.Buffer
-	cmd := exec.Command(vmtest, "-help")
-	cmd.Stdout, cmd.Stderr = &help, &help
-	_ = cmd.Run()
-	return strings.Contains(help.String(), "-icount")
 }
 
 // boot is one VM run: an image and the states it measures.
@@ -241,21 +211,10 @@ func runBoot(o options, b boot, bench, vmtest, logSuffix string) ([]sample.Sampl
 		"-smp", fmt.Sprint(o.smp), "-mem", fmt.Sprint(o.mem),
 		"-append", fmt.Sprintf("nlmc.timeout=%d", int(o.timeout.Seconds())-30),
 		"-args", benchArgs}
-	cmd := exec.Command(vmtest)
-	cmd.Env = os.Environ()
 	if o.icount {
-		if vmtestHasIcount(vmtest) {
-			args = append(args, "-icount")
-		} else {
-			self, err := os.Executable()
-			if err != nil {
-				return nil, false, err
-			}
-			args = append(args, "-qemu", self)
-			cmd.Env = append(cmd.Env, wrapEnv+"=qemu-system-x86_64")
-		}
+		args = append(args, "-icount")
 	}
-	cmd.Args = append(append([]string{vmtest}, args...), bench)
+	cmd := exec.Command(vmtest, append(args, bench)...)
 	logPath := filepath.Join(o.out, fmt.Sprintf("boot%d-%s%s.tap", b.index, b.kind, logSuffix))
 	logFile, err := os.Create(logPath)
 	if err != nil {
