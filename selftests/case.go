@@ -10,8 +10,10 @@
 // them), sock.go (subscriber sockets and their options), expect.go (reading
 // a socket up to a sentinel, every Expect variant), transcript.go (Line,
 // Msg, the diff), caps.go (capabilities), userns.go (sockets opened by root
-// of a child user namespace), main.go (the kselftest program: flags,
-// signals, TAP) and run.go (running one case: its T, file:line, deadline).
+// of a child user namespace), kernel.go (the running kernel's version),
+// main.go (the kselftest program: flags, signals, TAP), run.go (running
+// one case: its T, file:line, deadline) and health.go (the kernel log,
+// taint and namespace teardown watched while the cases run).
 package selftests
 
 import "time"

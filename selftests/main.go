@@ -46,10 +46,9 @@ const DefaultDeadline = 90 * time.Second
 // stop is the first SIGTERM or SIGINT. Waits in the harness give up when
 // they see it, so the running case ends quickly and cleans up.
 var stop struct {
-	once    sync.Once
-	done    chan struct{} // closed by the first signal
-	flagged atomic.Bool
-	sig     atomic.Value // os.Signal
+	once sync.Once
+	done chan struct{} // closed by the first signal
+	sig  atomic.Value  // os.Signal
 }
 
 func init() {
@@ -77,7 +76,14 @@ func catchSignals() (release func()) {
 }
 
 // Interrupted reports whether the program was asked to stop.
-func Interrupted() bool { return stop.flagged.Load() }
+func Interrupted() bool {
+	select {
+	case <-stop.done:
+		return true
+	default:
+		return false
+	}
+}
 
 // interruptedBy is the result note of a case the signal cut short.
 func interruptedBy() string {
@@ -100,7 +106,6 @@ func signalName(s os.Signal) string {
 func noteSignal(sig os.Signal) {
 	stop.once.Do(func() {
 		stop.sig.Store(sig)
-		stop.flagged.Store(true)
 		close(stop.done)
 	})
 }

@@ -211,7 +211,6 @@ func TestMainDeadline(t *testing.T) {
 func resetStop() {
 	stop.once = sync.Once{}
 	stop.done = make(chan struct{})
-	stop.flagged.Store(false)
 }
 
 // TestMainInterrupted: a SIGTERM during a case ends it as interrupted, not

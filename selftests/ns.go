@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"time"
 
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
@@ -91,8 +92,23 @@ type NSIDEvent struct {
 // namespace that gave the id (rtnl_net_newid() -> rtnl_net_notifyid()
 // with the request's seq and portid).
 func (e NSIDEvent) NewNSID() Msg {
-	return Msg{Type: unix.RTM_NEWNSID, Seq: e.Seq, Pid: e.Pid, Group: unix.RTNLGRP_NSID, Detail: fmt.Sprintf("nsid %d", e.ID)}
+	m := NSIDNotification(unix.RTM_NEWNSID, e.ID)
+	m.Seq, m.Pid = e.Seq, e.Pid
+	return m
 }
+
+// NSIDNotification is an RTM_NEWNSID or RTM_DELNSID that the kernel sends
+// on its own (rtnl_net_notifyid() with no request: seq 0, pid 0) on
+// RTNLGRP_NSID about the peer it has the id id for.
+func NSIDNotification(typ uint16, id int32) Msg {
+	return Notification(typ, unix.RTNLGRP_NSID, fmt.Sprintf("nsid %d", id))
+}
+
+// NetnsDeathDeadline bounds the wait for the RTM_DELNSID of a namespace
+// whose last reference is gone. cleanup_net() runs on a workqueue shared by
+// every dying namespace of the machine: tens of ms here, seconds on a debug
+// kernel under emulation. Only a failing case waits this long.
+const NetnsDeathDeadline = 10 * time.Second
 
 // Map gives peer the id nsid in n (RTM_NEWNSID sent from inside n), so that
 // LISTEN_ALL_NSID sockets in n receive peer's notifications, and checks
@@ -127,6 +143,21 @@ func (n *NS) RequireNoID(peer *NS) {
 	if id := n.IDOf(peer); id != rtnl.NotAssigned {
 		n.t.Fatalf("netns %s has the id %d for netns %s, want none (RTM_GETNSID)", n.Name, id, peer.Name)
 	}
+}
+
+// LinkIndex returns the ifindex of the interface called name in n
+// (RTM_GETLINK), failing the case if there is no such interface.
+func (n *NS) LinkIndex(name string) uint32 {
+	n.t.Helper()
+	rep := n.Do(rtnl.GetLink(name))
+	if len(rep.Msgs) != 1 {
+		n.t.Fatalf("netns %s: RTM_GETLINK %s: %d replies, want 1", n.Name, name, len(rep.Msgs))
+	}
+	i, err := rtnl.LinkIndex(rep.Msgs[0])
+	if err != nil {
+		n.t.Fatalf("netns %s: RTM_GETLINK %s: %v", n.Name, name, err)
+	}
+	return i
 }
 
 // AddrEvent is event E1: a fresh /32 added to lo, which notifies exactly

@@ -82,9 +82,6 @@ type Msg struct {
 	err      error
 }
 
-// WithFlags returns m with nlmsg_flags set to flags.
-func (m Msg) WithFlags(flags uint16) Msg { m.Flags = flags; return m }
-
 // NSID says the message comes from another namespace whose id, in the
 // receiver's namespace, is id: a LISTEN_ALL_NSID receiver gets it as a
 // control message.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"nlmcast/selftests"
+	"nlmcast/selftests/mcswitch"
 )
 
 // switchDefaultOff: the switch reads "0\n" unless something configured
@@ -111,9 +112,6 @@ type setting struct {
 
 func (s *setting) String() string { return fmt.Sprintf("%s sets %d", s.source, s.value) }
 
-// switchKey is the switch's sysctl name with '/' separators.
-const switchKey = "net/core/netlink_route_mc_index"
-
 // cmdlineSetting returns the value the kernel command line gives the
 // switch, or nil. It reads the arguments as parse_args() does (next_arg():
 // split at spaces outside double quotes, a quoted value loses its quotes,
@@ -131,7 +129,7 @@ func cmdlineSetting(cmdline string) *setting {
 		if sep := param[len("sysctl")]; sep != '.' && sep != '/' {
 			continue
 		}
-		if strings.ReplaceAll(param[len("sysctl."):], ".", "/") != switchKey {
+		if strings.ReplaceAll(param[len("sysctl."):], ".", "/") != mcswitch.Sysctl {
 			continue
 		}
 		val = strings.Trim(val, `"`)
@@ -232,7 +230,7 @@ func confSetting(file, contents string) *setting {
 			continue
 		}
 		key = strings.TrimPrefix(strings.TrimSpace(key), "-")
-		if strings.ReplaceAll(key, ".", "/") != switchKey {
+		if strings.ReplaceAll(key, ".", "/") != mcswitch.Sysctl {
 			continue
 		}
 		if v, err := strconv.ParseUint(strings.TrimSpace(val), 10, 8); err == nil {

@@ -33,6 +33,7 @@ type Socket struct {
 	pktinfo bool
 	allNSID bool
 	buf     []byte // receive buffer, reused: Recv copies out what it read
+	oob     []byte // control buffer, reused likewise
 }
 
 // Open creates a netlink socket of protocol proto inside ns. The socket
@@ -222,10 +223,10 @@ func GroupMask(groups ...uint32) uint32 {
 // Datagram is one recvmsg() result.
 type Datagram struct {
 	Msgs     []netlink.Message
-	FromPid  uint32 // msg_name nl_pid: 0 for the kernel
-	FromMask uint32 // msg_name nl_groups: the group as a bitmask, 0 above 32
-	NSID     *int32 // NETLINK_LISTEN_ALL_NSID cmsg, if present
-	Group    *uint32
+	FromPid  uint32  // msg_name nl_pid: 0 for the kernel
+	FromMask uint32  // msg_name nl_groups: the group as a bitmask, 0 above 32
+	NSID     *int32  // NETLINK_LISTEN_ALL_NSID cmsg, if present
+	Group    *uint32 // NETLINK_PKTINFO cmsg, if present
 }
 
 // ErrEmpty is returned by Recv when nothing is queued.
@@ -236,34 +237,53 @@ var ErrEmpty = errors.New("receive queue empty")
 // when the kernel reports one. A truncated datagram or control message is an
 // error: the test would otherwise judge a partial transcript.
 func (s *Socket) Recv() (Datagram, error) {
-	if s.buf == nil {
-		s.buf = make([]byte, 64<<10) // NLMSG_GOODSIZE is at most 8 KiB
-	}
-	// Room for both 4-byte SOL_NETLINK cmsgs and one more: anything
-	// unexpected shows up as such, not as MSG_CTRUNC.
-	oob := make([]byte, 3*unix.CmsgSpace(4))
-	n, oobn, flags, from, err := unix.Recvmsg(s.fd, s.buf, oob, unix.MSG_DONTWAIT)
+	n, oob, from, err := s.recvmsg(0)
 	switch {
 	case errors.Is(err, unix.EAGAIN):
 		return Datagram{}, ErrEmpty
 	case err != nil:
-		return Datagram{}, s.wrap("recvmsg", err)
-	case flags&unix.MSG_TRUNC != 0:
-		return Datagram{}, fmt.Errorf("%s: recvmsg: datagram truncated (MSG_TRUNC, %d bytes read)", s, n)
-	case flags&unix.MSG_CTRUNC != 0:
-		return Datagram{}, fmt.Errorf("%s: recvmsg: control data truncated (MSG_CTRUNC)", s)
+		return Datagram{}, err
 	}
 	var d Datagram
 	if nl, ok := from.(*unix.SockaddrNetlink); ok {
 		d.FromPid, d.FromMask = nl.Pid, nl.Groups
 	}
-	if err := d.parseControl(oob[:oobn]); err != nil {
+	if err := d.parseControl(oob); err != nil {
 		return Datagram{}, s.wrap("control messages", err)
 	}
 	if d.Msgs, err = ParseMessages(bytes.Clone(s.buf[:n])); err != nil {
 		return Datagram{}, s.wrap("parse", err)
 	}
 	return d, nil
+}
+
+// recvmsg reads (or with MSG_PEEK, peeks at) one datagram into the
+// socket's reused buffers without blocking and returns its length and
+// control data, which stay valid until the next call. A truncated datagram
+// or control message is an error; unix.EAGAIN is returned bare.
+func (s *Socket) recvmsg(flags int) (n int, oob []byte, from unix.Sockaddr, err error) {
+	if s.buf == nil {
+		s.buf = make([]byte, 64<<10) // NLMSG_GOODSIZE is at most 8 KiB
+		// Room for both 4-byte SOL_NETLINK cmsgs and one more:
+		// anything unexpected shows up as such, not as MSG_CTRUNC.
+		s.oob = make([]byte, 3*unix.CmsgSpace(4))
+	}
+	op := "recvmsg"
+	if flags&unix.MSG_PEEK != 0 {
+		op = "recvmsg(MSG_PEEK)"
+	}
+	n, oobn, rflags, from, err := unix.Recvmsg(s.fd, s.buf, s.oob, flags|unix.MSG_DONTWAIT)
+	switch {
+	case errors.Is(err, unix.EAGAIN):
+		return 0, nil, nil, err
+	case err != nil:
+		return 0, nil, nil, s.wrap(op, err)
+	case rflags&unix.MSG_TRUNC != 0:
+		return 0, nil, nil, fmt.Errorf("%s: %s: datagram truncated (MSG_TRUNC, %d bytes read)", s, op, n)
+	case rflags&unix.MSG_CTRUNC != 0:
+		return 0, nil, nil, fmt.Errorf("%s: %s: control data truncated (MSG_CTRUNC)", s, op)
+	}
+	return n, s.oob[:oobn], from, nil
 }
 
 // parseControl fills in d's group and nsid from the control messages.
@@ -341,26 +361,21 @@ type Control struct {
 // (MSG_PEEK): the datagram stays there for Recv. It fails when nothing is
 // queued (ErrEmpty) and on truncation.
 func (s *Socket) PeekControl() ([]Control, error) {
-	if s.buf == nil {
-		s.buf = make([]byte, 64<<10)
-	}
-	oob := make([]byte, 3*unix.CmsgSpace(4))
-	_, oobn, flags, _, err := unix.Recvmsg(s.fd, s.buf, oob, unix.MSG_PEEK|unix.MSG_DONTWAIT)
+	_, oob, _, err := s.recvmsg(unix.MSG_PEEK)
 	switch {
 	case errors.Is(err, unix.EAGAIN):
 		return nil, fmt.Errorf("%s: recvmsg(MSG_PEEK): %w", s, ErrEmpty)
 	case err != nil:
-		return nil, s.wrap("recvmsg(MSG_PEEK)", err)
-	case flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0:
-		return nil, fmt.Errorf("%s: recvmsg(MSG_PEEK): truncated (flags %#x)", s, flags)
+		return nil, err
 	}
-	cmsgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	cmsgs, err := unix.ParseSocketControlMessage(oob)
 	if err != nil {
 		return nil, s.wrap("control data", err)
 	}
 	out := make([]Control, len(cmsgs))
 	for i, c := range cmsgs {
-		out[i] = Control{Level: c.Header.Level, Type: c.Header.Type, Len: uint64(c.Header.Len), Data: c.Data}
+		// Data is copied out of the reused control buffer.
+		out[i] = Control{Level: c.Header.Level, Type: c.Header.Type, Len: uint64(c.Header.Len), Data: bytes.Clone(c.Data)}
 	}
 	return out, nil
 }

@@ -92,10 +92,10 @@ func deviceMoveBetweenNetns(t selftests.T) {
 	if got := linkIndex(t, nsA, "vy"); got != vy {
 		t.Errorf("vy has ifindex %d in A, want %d as in B (free in A)", got, vy)
 	}
-	newIDInB := nsidNotification(unix.RTM_NEWNSID, aInB)
+	newIDInB := selftests.NSIDNotification(unix.RTM_NEWNSID, aInB)
 	delLink := selftests.Notification(unix.RTM_DELLINK, unix.RTNLGRP_LINK,
 		fmt.Sprintf("vy new_netnsid %d new_ifindex %d", aInB, vy))
-	newIDInA := nsidNotification(unix.RTM_NEWNSID, bInA)
+	newIDInA := selftests.NSIDNotification(unix.RTM_NEWNSID, bInA)
 	newLink := selftests.Notification(unix.RTM_NEWLINK, unix.RTNLGRP_LINK,
 		fmt.Sprintf("vy link_netnsid %d", bInA))
 

@@ -65,9 +65,9 @@ func netnsChurn(t selftests.T) {
 	var deaths []selftests.Msg
 	for _, m := range c.alive {
 		m.ns.Release()
-		deaths = append(deaths, nsidNotification(unix.RTM_DELNSID, m.id))
+		deaths = append(deaths, selftests.NSIDNotification(unix.RTM_DELNSID, m.id))
 	}
-	c.o.ExpectEventuallyInAnyOrder(netnsDeathDeadline, deaths...)
+	c.o.ExpectEventuallyInAnyOrder(selftests.NetnsDeathDeadline, deaths...)
 }
 
 const (

@@ -56,7 +56,7 @@ func netnsDeleteWhileSubscribed(t selftests.T) {
 	o.Expect(e1.NewAddr().NSID(idOfD))
 
 	nsD.Release() // dc and d's sentinel: D's last references
-	o.ExpectEventually(netnsDeathDeadline, nsidNotification(unix.RTM_DELNSID, idOfD))
+	o.ExpectEventually(selftests.NetnsDeathDeadline, selftests.NSIDNotification(unix.RTM_DELNSID, idOfD))
 
 	e1 = nsS.AddAddr()
 	o.Expect(e1.NewAddr().NSID(idOfS))

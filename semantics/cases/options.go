@@ -22,7 +22,7 @@ func expectOption(t selftests.T, s *selftests.Sock, opt int, want int) {
 	t.Helper()
 	v, err := s.Option(opt)
 	switch {
-	case opt == unix.NETLINK_LISTEN_ALL_NSID && errors.Is(err, unix.ENOPROTOOPT) && !getsockoptListenAllNSID(t):
+	case opt == unix.NETLINK_LISTEN_ALL_NSID && errors.Is(err, unix.ENOPROTOOPT) && !selftests.Kernel(t).AtLeast(6, 9):
 		t.Logf("%s: getsockopt(NETLINK_LISTEN_ALL_NSID) is ENOPROTOOPT on Linux %s (added in 6.9); the flag (%d) is checked by delivery only",
 			s, selftests.Kernel(t), want)
 	case err != nil:
@@ -30,13 +30,6 @@ func expectOption(t selftests.T, s *selftests.Sock, opt int, want int) {
 	case v != want:
 		t.Errorf("%s: getsockopt(%s) = %d, want %d", s, nlsock.OptionName(opt), v, want)
 	}
-}
-
-// getsockoptListenAllNSID reports whether the running kernel reads
-// NETLINK_LISTEN_ALL_NSID back with getsockopt (Linux 6.9 and later).
-func getsockoptListenAllNSID(t selftests.T) bool {
-	t.Helper()
-	return selftests.Kernel(t).AtLeast(6, 9)
 }
 
 // flagValue is the int a flag option is set with.

@@ -46,6 +46,17 @@ const (
 	tcFilterKind = "u32 chain 0"
 )
 
+// chainNotification is the kernel's own notification of chain index on lo
+// (tc_chain_notify() with seq 0 and portid 0): NLM_F_CREATE|NLM_F_EXCL for
+// a new chain, no flags for a deleted one.
+func chainNotification(typ uint16, index int) selftests.Msg {
+	m := selftests.Notification(typ, unix.RTNLGRP_TC, fmt.Sprintf("dev %d chain %d", tcDev, index))
+	if typ == unix.RTM_NEWCHAIN {
+		m.Flags = unix.NLM_F_CREATE | unix.NLM_F_EXCL
+	}
+	return m
+}
+
 // tcScript is the filter, chain and action life cycle on lo's ingress
 // qdisc, which must exist: add a u32 filter (the first one creates chain
 // 0), replace its key, delete the key (the last one: the filter and chain
@@ -58,15 +69,6 @@ func tcScript() []tcStep {
 			return selftests.Msg{Type: typ, Seq: seq, Pid: pid, Group: unix.RTNLGRP_TC, Detail: detail}
 		}
 	}
-	// The kernel's own chain notifications: tc_chain_notify() with
-	// NLM_F_CREATE|NLM_F_EXCL for a new chain, 0 for a deleted one.
-	chain := func(typ uint16, index int) selftests.Msg {
-		m := selftests.Notification(typ, unix.RTNLGRP_TC, fmt.Sprintf("dev %d chain %d", tcDev, index))
-		if typ == unix.RTM_NEWCHAIN {
-			m.Flags = unix.NLM_F_CREATE | unix.NLM_F_EXCL
-		}
-		return m
-	}
 	filterDetail := fmt.Sprintf("dev %d %s", tcDev, tcFilterKind)
 	newFilter, delFilter := own(unix.RTM_NEWTFILTER, filterDetail), own(unix.RTM_DELTFILTER, filterDetail)
 	actionDetail := fmt.Sprintf("mirred index %d", tcAction)
@@ -75,7 +77,7 @@ func tcScript() []tcStep {
 	add := tcStep{
 		req: rtnl.NewU32Mirred(tcDev, tcPrio, tcDev),
 		notes: func(seq, pid uint32) []selftests.Msg {
-			return []selftests.Msg{chain(unix.RTM_NEWCHAIN, 0), newFilter(seq, pid)}
+			return []selftests.Msg{chainNotification(unix.RTM_NEWCHAIN, 0), newFilter(seq, pid)}
 		},
 		effect: func(t selftests.T, s *selftests.NS) { expectU32Key(t, s, true, 0) },
 	}
@@ -89,7 +91,7 @@ func tcScript() []tcStep {
 		{
 			req: rtnl.DelU32Key(tcDev, tcPrio, rtnl.U32FirstKey),
 			notes: func(seq, pid uint32) []selftests.Msg {
-				return []selftests.Msg{delFilter(seq, pid), chain(unix.RTM_DELCHAIN, 0)}
+				return []selftests.Msg{delFilter(seq, pid), chainNotification(unix.RTM_DELCHAIN, 0)}
 			},
 			effect: func(t selftests.T, s *selftests.NS) { expectU32Key(t, s, false, 0) },
 		},
@@ -97,18 +99,22 @@ func tcScript() []tcStep {
 		{
 			req: rtnl.DelU32(tcDev, tcPrio),
 			notes: func(seq, pid uint32) []selftests.Msg {
-				return []selftests.Msg{delFilter(seq, pid), chain(unix.RTM_DELCHAIN, 0)}
+				return []selftests.Msg{delFilter(seq, pid), chainNotification(unix.RTM_DELCHAIN, 0)}
 			},
 			effect: func(t selftests.T, s *selftests.NS) { expectU32Key(t, s, false, 0) },
 		},
 		{
-			req:    rtnl.NewChain(tcDev, tcChain),
-			notes:  func(uint32, uint32) []selftests.Msg { return []selftests.Msg{chain(unix.RTM_NEWCHAIN, tcChain)} },
+			req: rtnl.NewChain(tcDev, tcChain),
+			notes: func(uint32, uint32) []selftests.Msg {
+				return []selftests.Msg{chainNotification(unix.RTM_NEWCHAIN, tcChain)}
+			},
 			effect: func(t selftests.T, s *selftests.NS) { expectChains(t, s, tcChain) },
 		},
 		{
-			req:    rtnl.DelChain(tcDev, tcChain),
-			notes:  func(uint32, uint32) []selftests.Msg { return []selftests.Msg{chain(unix.RTM_DELCHAIN, tcChain)} },
+			req: rtnl.DelChain(tcDev, tcChain),
+			notes: func(uint32, uint32) []selftests.Msg {
+				return []selftests.Msg{chainNotification(unix.RTM_DELCHAIN, tcChain)}
+			},
 			effect: func(t selftests.T, s *selftests.NS) { expectChains(t, s) },
 		},
 		{

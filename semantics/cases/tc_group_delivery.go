@@ -49,22 +49,18 @@ func tcGroupDelivery(t selftests.T) {
 		return selftests.Msg{Type: typ, Flags: flags, Seq: seq, Pid: pid, Group: unix.RTNLGRP_TC,
 			Detail: fmt.Sprintf("dev %d %s", lo, kind)}
 	}
-	chain := func(typ uint16, flags uint16) selftests.Msg {
-		return selftests.Notification(typ, unix.RTNLGRP_TC, fmt.Sprintf("dev %d chain 0", lo)).WithFlags(flags)
-	}
-	const created = unix.NLM_F_CREATE | unix.NLM_F_EXCL
 
 	var want []selftests.Msg
 	qdisc := s.CreateTC(rtnl.NewIngress(lo), "the ingress qdisc (sch_ingress)")
 	want = append(want, tc(unix.RTM_NEWQDISC, unix.NLM_F_REPLACE, qdisc.Seq, "ingress"))
 	filter := s.CreateTC(rtnl.NewU32Mirred(lo, prio, lo), "the u32 classifier or the mirred action")
-	want = append(want, chain(unix.RTM_NEWCHAIN, created), tc(unix.RTM_NEWTFILTER, filter.Flags, filter.Seq, "u32 chain 0"))
+	want = append(want, chainNotification(unix.RTM_NEWCHAIN, 0), tc(unix.RTM_NEWTFILTER, filter.Flags, filter.Seq, "u32 chain 0"))
 	del := s.Do(rtnl.DelU32(lo, prio))
-	want = append(want, tc(unix.RTM_DELTFILTER, del.Flags, del.Seq, "u32 chain 0"), chain(unix.RTM_DELCHAIN, 0))
+	want = append(want, tc(unix.RTM_DELTFILTER, del.Flags, del.Seq, "u32 chain 0"), chainNotification(unix.RTM_DELCHAIN, 0))
 	filter = s.Do(rtnl.NewU32Mirred(lo, prio, lo))
-	want = append(want, chain(unix.RTM_NEWCHAIN, created), tc(unix.RTM_NEWTFILTER, filter.Flags, filter.Seq, "u32 chain 0"))
+	want = append(want, chainNotification(unix.RTM_NEWCHAIN, 0), tc(unix.RTM_NEWTFILTER, filter.Flags, filter.Seq, "u32 chain 0"))
 	qdel := s.Do(rtnl.DelIngress(lo))
-	want = append(want, tc(unix.RTM_DELQDISC, 0, qdel.Seq, "ingress"), chain(unix.RTM_DELCHAIN, 0))
+	want = append(want, tc(unix.RTM_DELQDISC, 0, qdel.Seq, "ingress"), chainNotification(unix.RTM_DELCHAIN, 0))
 
 	ts.Expect(want...)
 	obs.Expect(selftests.FromNSID(id, want...)...)
