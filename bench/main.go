@@ -34,6 +34,7 @@ import (
 	"nlmcast/bench/internal/report"
 	"nlmcast/bench/internal/sample"
 	"nlmcast/ktap"
+	"nlmcast/selftests/kmsg"
 	"nlmcast/selftests/mcswitch"
 	"nlmcast/selftests/netns"
 )
@@ -145,6 +146,16 @@ func kernelName() string {
 	return unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Version[:])
 }
 
+// kernelReporter is what bench needs of a kmsg.Watcher; tests supply
+// their own.
+type kernelReporter interface {
+	Poll() []kmsg.Report
+	Close() error
+}
+
+// openKernelLog starts watching the kernel log. Tests replace it.
+var openKernelLog = func() (kernelReporter, error) { return kmsg.Open() }
+
 func bench(f flags, list []Scene, stdout io.Writer) int {
 	w := ktap.New(stdout)
 	if err := privileged(); err != "" {
@@ -183,24 +194,45 @@ func bench(f flags, list []Scene, stdout io.Writer) int {
 	w.Diag("kernel %s; states %s; boot %d, %d rounds per state x %d samples + 1 warm-up; %d routes per batch",
 		d.kernel, states, d.boot, d.rounds, d.samples, d.routes)
 
+	// A measurement taken while the kernel complained is no measurement:
+	// a report during a scene fails it, as in the suites.
+	kernelLog, err := openKernelLog()
+	if err != nil {
+		w.Diag("kernel log not watched: %v", err)
+	} else {
+		defer kernelLog.Close()
+	}
 	senders := []*sender{newSender(), newSender()}
 	defer senders[0].stop()
 	defer senders[1].stop()
 	var all []sample.Sample
 	for _, sc := range list {
 		start := time.Now()
+		name := "netlink_mcast_bench." + sc.Label() // <prog>.<case>, as the suites and ksft.py name results
 		got, err := runScene(w, d, sw, senders, sc)
+		if kernelLog != nil {
+			if reps := kernelLog.Poll(); len(reps) > 0 {
+				for _, r := range reps {
+					w.Diag("%s: kernel report during the scene: %s", sc.Label(), r)
+					for _, l := range r.Lines {
+						w.Diag("  | %s", l)
+					}
+				}
+				w.Result(name, ktap.Fail, "kernel report during the scene: "+reps[0].Kind, time.Since(start))
+				continue
+			}
+		}
 		all = append(all, got...)
 		if reason, ok := isSkip(err); ok {
-			w.Result(sc.Label(), ktap.Skip, reason, time.Since(start))
+			w.Result(name, ktap.Skip, reason, time.Since(start))
 			continue
 		}
 		if err != nil {
 			w.Diag("%s: %v", sc.Label(), err)
-			w.Result(sc.Label(), ktap.Fail, "", time.Since(start))
+			w.Result(name, ktap.Fail, "", time.Since(start))
 			continue
 		}
-		w.Result(sc.Label(), ktap.Pass, "", time.Since(start))
+		w.Result(name, ktap.Pass, "", time.Since(start))
 	}
 	restoreOnce()
 	if f.out != "" {
