@@ -36,8 +36,7 @@ func runWithLog(t *testing.T, log *scriptedLog) (string, int) {
 	t.Helper()
 	openLog = func() (reporter, error) { return log, nil }
 	t.Cleanup(func() { openLog = func() (reporter, error) { return kmsg.Open() } })
-	preflight = func() string { return "" }
-	t.Cleanup(func() { preflight = cannotRun })
+	skipPreflight(t)
 	s := Suite{Name: "prog", Cases: []Case{
 		{Name: "first", Run: func(t T) {}},
 		{Name: "second", Run: func(t T) {}},
