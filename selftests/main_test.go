@@ -37,6 +37,16 @@ func fakeSuite(cleanedUp *bool) Suite {
 	}
 }
 
+// expectOutput fails t for each of wants that out does not contain.
+func expectOutput(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 // skipPreflight lets run go on without the privilege and namespace
 // checks for the rest of t, for suites of fake cases.
 func skipPreflight(t *testing.T) {
@@ -61,7 +71,7 @@ func TestMainResults(t *testing.T) {
 	out, _, code, cleaned := runFake(t)
 	out = timing.ReplaceAllString(out, "")
 	out = regexp.MustCompile(`main_test.go:\d+:`).ReplaceAllString(out, "main_test.go:LINE:") // TestMainFileLine checks the numbers
-	for _, want := range []string{
+	expectOutput(t, out,
 		"1..5\n",
 		"ok 1 prog.passes\n",
 		"# fails: main_test.go:LINE: socket \"a\": boom\n# fails: main_test.go:LINE: cleanup ran\nnot ok 2 prog.fails\n",
@@ -70,11 +80,7 @@ func TestMainResults(t *testing.T) {
 		"# panics: panic: kaboom\n",
 		"not ok 5 prog.panics\n",
 		"# Totals: pass:1 fail:2 xfail:1 xpass:0 skip:1 error:0\n",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
+	)
 	if strings.Contains(out, "not reached") {
 		t.Errorf("Fatalf did not stop the case:\n%s", out)
 	}
@@ -156,14 +162,10 @@ func TestMainFileLine(t *testing.T) {
 	}}}}
 	var out strings.Builder
 	run(s, nil, &out, &strings.Builder{})
-	for _, want := range []string{
+	expectOutput(t, out.String(),
 		fmt.Sprintf("# c: main_test.go:%d: check failed\n", line+2),
 		fmt.Sprintf("# c: main_test.go:%d: fatal in a helper closure\n", line+6),
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q:\n%s", want, out.String())
-		}
-	}
+	)
 }
 
 // TestMainDeadline: a case that blocks forever on a receive fails alone,
@@ -191,18 +193,14 @@ func TestMainDeadline(t *testing.T) {
 	start := time.Now()
 	code := run(s, []string{"-deadline", "200ms"}, &out, &strings.Builder{})
 	got := timing.ReplaceAllString(out.String(), "")
-	for _, want := range []string{
+	expectOutput(t, got,
 		"# hangs: TIMEOUT: still running after the per-case deadline of 200ms; its goroutine is blocked [syscall",
 		"<- nlmcast/selftests.TestMainDeadline.func", // the closure blocked in recvfrom (its number follows the source)
 		"not ok 1 prog.hangs # TIMEOUT: still running after the per-case deadline of 200ms\n",
 		"ok 2 prog.passes\n",
 		"ok 3 prog.slow but allowed\n",
 		"# Totals: pass:2 fail:1 ",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("output lacks %q:\n%s", want, got)
-		}
-	}
+	)
 	if code != 1 || !cleaned.Load() {
 		t.Errorf("exit %d (want 1), cleanup ran: %v", code, cleaned.Load())
 	}
@@ -236,15 +234,11 @@ func TestMainInterrupted(t *testing.T) {
 	var out strings.Builder
 	code := run(s, nil, &out, &strings.Builder{})
 	got := timing.ReplaceAllString(out.String(), "")
-	for _, want := range []string{
+	expectOutput(t, got,
 		": (interrupted by SIGTERM) 2 rows missing\n",
 		"not ok 1 prog.signalled # interrupted by SIGTERM\n",
 		"# interrupted by SIGTERM: after and the 0 cases after it did not run\n",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("output lacks %q:\n%s", want, got)
-		}
-	}
+	)
 	if !strings.HasSuffix(got, "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0\n") || strings.Contains(got, "ran after") || code != 1 {
 		t.Errorf("exit %d, output:\n%s", code, got)
 	}
@@ -292,18 +286,14 @@ func TestMainVerbose(t *testing.T) {
 	if code := run(s, []string{"-v"}, &out, &strings.Builder{}); code != 0 {
 		t.Fatalf("-v: exit %d:\n%s", code, out.String())
 	}
-	for _, want := range []string{
+	expectOutput(t, out.String(),
 		`# addr: main_test.go:`,
 		`: socket "a" in netns S (portid `,
 		"): as expected:\n#   RTM_NEWADDR flags=0 seq=",
 		" [198.51.100.1/32 dev 1]\n",
 		`: socket "quiet" in netns S (portid `,
 		"): as expected:\n#   (nothing)\n",
-	} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("-v: output lacks %q:\n%s", want, out.String())
-		}
-	}
+	)
 	if testing.Verbose() {
 		return // go test -v turns the harness's verbose mode on as well
 	}
