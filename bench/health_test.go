@@ -6,46 +6,33 @@ import (
 	"strings"
 	"testing"
 
+	"nlmcast/selftests"
 	"nlmcast/selftests/kmsg"
 )
-
-// reportOnce hands out one kernel report on the first Poll.
-type reportOnce struct{ polled bool }
-
-func (r *reportOnce) Poll() []kmsg.Report {
-	if r.polled {
-		return nil
-	}
-	r.polled = true
-	return []kmsg.Report{{Kind: "KASAN", Lines: []string{
-		"BUG: KASAN: slab-use-after-free in netlink_broadcast+0x1e/0x90",
-		"Read of size 8 at addr ffff888012345678 by task netlink_mcast_b/77",
-	}}}
-}
-
-func (r *reportOnce) Close() error { return nil }
 
 // A kernel report during a scene fails that scene, with the report's
 // lines, and leaves the next scene alone.
 func TestKernelReportFailsTheScene(t *testing.T) {
 	needRoot(t)
-	openKernelLog = func() (kernelReporter, error) { return &reportOnce{}, nil }
-	t.Cleanup(func() { openKernelLog = func() (kernelReporter, error) { return kmsg.Open() } })
-	f, err := parse([]string{"-scene", "C1-n0,C1-n0", "-rounds", "1", "-samples", "1", "-routes", "64"}, &strings.Builder{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	list, err := chosenScenes(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	polls := 0
+	restore := selftests.ReplaceKernelLog(func() []kmsg.Report {
+		polls++
+		if polls != 1 {
+			return nil
+		}
+		return []kmsg.Report{{Kind: "KASAN", Lines: []string{
+			"BUG: KASAN: slab-use-after-free in netlink_broadcast+0x1e/0x90",
+			"Read of size 8 at addr ffff888012345678 by task netlink_mcast_b/77",
+		}}}
+	})
+	t.Cleanup(restore)
 	var out strings.Builder
-	code := bench(f, list, &out)
+	code := selftests.Run(suite, []string{"-scene", "C1-n0,C4-all450", "-n", "10", "-rounds", "1", "-samples", "1", "-routes", "64"}, &out, &out)
 	for _, want := range []string{
-		"# C1-n0: kernel report during the scene: BUG: KASAN: slab-use-after-free in netlink_broadcast+0x1e/0x90\n",
+		"# kernel report during C1-n0[n=10,d=0]: BUG: KASAN: slab-use-after-free in netlink_broadcast+0x1e/0x90\n",
 		"#   | Read of size 8 at addr ffff888012345678 by task netlink_mcast_b/77\n",
-		"not ok 1 netlink_mcast_bench.C1-n0 # kernel report during the scene: KASAN time=",
-		"\nok 2 netlink_mcast_bench.C1-n0 # time=",
+		"not ok 1 netlink_mcast_bench.C1-n0[n=10,d=0] # kernel report during the case: KASAN time=",
+		"\nok 2 netlink_mcast_bench.C4-all450[n=10,d=0] # time=",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())

@@ -22,27 +22,41 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 
 	"nlmcast/bench/internal/report"
 	"nlmcast/bench/internal/sample"
 	"nlmcast/ktap"
-	"nlmcast/selftests/kmsg"
-	"nlmcast/selftests/mcswitch"
-	"nlmcast/selftests/netns"
+	"nlmcast/selftests"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+const program = "netlink_mcast_bench"
+
+func main() { os.Exit(selftests.Main(suite)) }
+
+// f is the command line, filled in by the program's flags.
+var f flags
+
+var suite = selftests.Suite{
+	Name: program,
+	About: "Measures what a NETLINK_ROUTE multicast notification costs with subscribers in unrelated namespaces:\n" +
+		"the cover letter's table, in the states the running kernel has (U; or P0 and P1, alternating round by round).",
+	Flags:     f.register,
+	Check:     f.check,
+	Aliases:   []selftests.Alias{{Name: "list", For: "l"}},
+	Switch:    true,
+	Needs:     needs,
+	Setup:     setUp,
+	MakeCases: sceneCases,
+	Instead:   analyzeOnly,
+}
 
 type flags struct {
-	list, icount          bool
+	icount                bool
 	scenes, sweep         string
 	n, d                  int
 	routes                int
@@ -52,12 +66,9 @@ type flags struct {
 	reps                  int
 }
 
-func parse(args []string, stderr io.Writer) (flags, error) {
-	var f flags
-	fs := flag.NewFlagSet("netlink_mcast_bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.BoolVar(&f.list, "list", false, "print the scenes with their parameters and exit")
-	fs.StringVar(&f.scenes, "scene", "all", "comma-separated scene names (see -list)")
+// register adds the program's own flags.
+func (f *flags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.scenes, "scene", "all", "the scenes (cases) to run: all (the letter's twelve), related (the related series' scenes), or scene names of either, comma-separated; -t picks among them")
 	fs.IntVar(&f.n, "n", -1, "override every chosen scene's N (foreign subscribers; C2: local candidates)")
 	fs.IntVar(&f.d, "d", -1, "override every chosen scene's D (foreign sockets per namespace, 0: one namespace)")
 	fs.IntVar(&f.routes, "routes", 2640, "routes replaced per batch")
@@ -68,23 +79,23 @@ func parse(args []string, stderr io.Writer) (flags, error) {
 	fs.StringVar(&f.image, "image", "", "name of the kernel image, recorded with each sample")
 	fs.BoolVar(&f.icount, "icount", false, "the guest runs under QEMU -icount shift=0: record that times are instructions")
 	fs.StringVar(&f.out, "out", "", "also write a results directory here (samples.jsonl, table, SVG, benchfmt)")
-	fs.StringVar(&f.analyze, "analyze", "", "only re-run the analysis of results directory `DIR` and print its table")
+	fs.StringVar(&f.analyze, "analyze", "", "only re-run the analysis of results directory `DIR` and print its table (no TAP)")
 	fs.Uint64Var(&f.seed, "seed", report.DefaultSeed, "bootstrap seed")
 	fs.IntVar(&f.reps, "reps", report.DefaultReps, "bootstrap replicates")
 	fs.IntVar(&receiveBuffer, "rcvbuf", receiveBuffer, "SO_RCVBUFFORCE of every recipient (a small one shows the overrun check failing)")
-	if err := fs.Parse(args); err != nil {
-		return f, err
-	}
-	if fs.NArg() > 0 {
-		return f, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	if f.rounds < 1 || f.samples < 1 || f.routes < 1 {
-		return f, fmt.Errorf("-rounds, -samples and -routes must be at least 1")
-	}
-	return f, nil
 }
 
-func chosenScenes(f flags) ([]Scene, error) {
+// check validates the flags.
+func (f *flags) check() error {
+	if f.rounds < 1 || f.samples < 1 || f.routes < 1 {
+		return fmt.Errorf("-rounds, -samples and -routes must be at least 1")
+	}
+	return nil
+}
+
+// sceneCases makes one case per chosen scene (the table, or -sweep's),
+// with -n and -d applied.
+func sceneCases() ([]selftests.Case, error) {
 	var list []Scene
 	var err error
 	if f.sweep != "" {
@@ -95,47 +106,112 @@ func chosenScenes(f flags) ([]Scene, error) {
 	if err != nil {
 		return nil, err
 	}
+	cases := make([]selftests.Case, len(list))
 	for i := range list {
-		list[i] = list[i].override(f.n, f.d)
-	}
-	return list, nil
-}
-
-func run(args []string, stdout, stderr io.Writer) int {
-	f, err := parse(args, stderr)
-	if err == flag.ErrHelp {
-		return 0
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, "netlink_mcast_bench:", err)
-		return 2
-	}
-	if f.analyze != "" {
-		table, err := report.WriteDir(f.analyze, nil, report.Options{Seed: f.seed, Reps: f.reps})
-		if err != nil {
-			fmt.Fprintln(stderr, "netlink_mcast_bench:", err)
-			return 1
+		sc := list[i].override(f.n, f.d)
+		cases[i] = selftests.Case{
+			Name:    sc.Label(),
+			About:   fmt.Sprintf("n %d, d %d: %s", sc.N, sc.D, sc.Desc),
+			Timeout: sceneDeadline,
+			Settle:  true,
+			Run:     func(t selftests.T) { runSceneCase(t, sc) },
 		}
-		io.WriteString(stdout, table)
-		return 0
 	}
-	list, err := chosenScenes(f)
-	if err != nil {
-		fmt.Fprintln(stderr, "netlink_mcast_bench:", err)
-		return 2
-	}
-	if f.list {
-		printList(stdout, list, f)
-		return 0
-	}
-	return bench(f, list, stdout)
+	return cases, nil
 }
 
-func printList(w io.Writer, list []Scene, f flags) {
-	fmt.Fprintf(w, "%-18s %5s %2s  %s\n", "scene", "n", "d", "layout (each batch: "+fmt.Sprint(f.routes)+" route replaces, nexthops alternating)")
-	for _, s := range list {
-		fmt.Fprintf(w, "%-18s %5d %2d  %s\n", s.Label(), s.N, s.D, s.Desc)
+// sceneDeadline bounds one scene: the largest (E1, 1800 sockets) at the
+// letter's design (3 rounds per state, 4 samples) on the KASAN+lockdep
+// kernel under TCG.
+const sceneDeadline = 60 * 60e9
+
+// analyzeOnly is -analyze DIR: the analysis of a results directory, printed
+// without TAP.
+func analyzeOnly(stdout io.Writer) (int, bool) {
+	if f.analyze == "" {
+		return 0, false
 	}
+	table, err := report.WriteDir(f.analyze, nil, report.Options{Seed: f.seed, Reps: f.reps})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", program, err)
+		return ktap.ExitFail, true
+	}
+	if _, err := io.WriteString(stdout, table); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: writing the table to stdout: %v\n", program, err)
+		return ktap.ExitFail, true
+	}
+	return ktap.ExitPass, true
+}
+
+// run is the state of the measurement: the design, the sender threads and
+// every sample taken.
+var run struct {
+	d       design
+	senders []*sender
+	mu      sync.Mutex
+	all     []sample.Sample
+}
+
+// setUp starts the two sender threads, says what the design is, and
+// returns the teardown that stops them and writes the results directory.
+func setUp(log func(format string, args ...any)) (func() error, error) {
+	raiseFileLimit()
+	sw, skip := selftests.HeldSwitch()
+	run.d = design{boot: f.boot, rounds: f.rounds, samples: f.samples, routes: f.routes,
+		kernel: kernelName(), image: f.image, icount: f.icount}
+	states := "U (no net.core.netlink_route_mc_index: " + skip + ")"
+	if sw != nil {
+		states = "P0 and P1, alternating round by round"
+	}
+	log("kernel %s; states %s; boot %d, %d rounds per state x %d samples + 1 warm-up; %d routes per batch",
+		run.d.kernel, states, run.d.boot, run.d.rounds, run.d.samples, run.d.routes)
+	run.senders = []*sender{newSender(), newSender()}
+	return func() error {
+		for _, s := range run.senders {
+			s.stop()
+		}
+		if f.out == "" {
+			return nil
+		}
+		run.mu.Lock()
+		defer run.mu.Unlock()
+		table, err := report.WriteDir(f.out, run.all, report.Options{Seed: f.seed, Reps: f.reps})
+		if err != nil {
+			return fmt.Errorf("results directory %s: %w", f.out, err)
+		}
+		log("results in %s", filepath.Clean(f.out))
+		log("%s", strings.TrimRight(table, "\n"))
+		return nil
+	}, nil
+}
+
+// runSceneCase measures one scene: every sample is a record of its own,
+// and kept for the results directory.
+func runSceneCase(t selftests.T, sc Scene) {
+	sw, _ := selftests.HeldSwitch()
+	emit := func(s sample.Sample) {
+		selftests.Record(t, "%s", sample.Line(s))
+		run.mu.Lock()
+		run.all = append(run.all, s)
+		run.mu.Unlock()
+	}
+	err := runScene(emit, run.d, sw, run.senders, sc)
+	if reason, ok := isSkip(err); ok {
+		t.Skipf("%s", reason)
+	}
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+}
+
+// needs says why the bench cannot run here: its recipients force their
+// receive buffers (SO_RCVBUFFORCE), which needs CAP_NET_ADMIN over the
+// initial user namespace.
+func needs() string {
+	if !selftests.InInitialUserNS() {
+		return "needs CAP_NET_ADMIN in the initial user namespace (SO_RCVBUFFORCE); this process is root of a child user namespace only"
+	}
+	return ""
 }
 
 func kernelName() string {
@@ -144,118 +220,6 @@ func kernelName() string {
 		return "unknown"
 	}
 	return unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Version[:])
-}
-
-// kernelReporter is what bench needs of a kmsg.Watcher; tests supply
-// their own.
-type kernelReporter interface {
-	Poll() []kmsg.Report
-	Close() error
-}
-
-// openKernelLog starts watching the kernel log. Tests replace it.
-var openKernelLog = func() (kernelReporter, error) { return kmsg.Open() }
-
-func bench(f flags, list []Scene, stdout io.Writer) int {
-	w := ktap.New(stdout)
-	if err := privileged(); err != "" {
-		return w.SkipAll(err)
-	}
-	raiseFileLimit()
-	sw, restore, skip, err := mcswitch.Hold(func(format string, args ...any) { w.Diag(format, args...) })
-	if err != nil {
-		w.Plan(len(list))
-		w.Diag("netlink_route_mc_index: %v", err)
-		return ktap.ExitFail
-	}
-	var once sync.Once
-	restoreOnce := func() {
-		if restore != nil {
-			once.Do(restore)
-		}
-	}
-	defer restoreOnce()
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	go func() {
-		sig := <-sigs
-		w.Diag("%v: restoring the switch and exiting", sig)
-		restoreOnce()
-		os.Exit(ktap.ExitFail)
-	}()
-
-	d := design{boot: f.boot, rounds: f.rounds, samples: f.samples, routes: f.routes,
-		kernel: kernelName(), image: f.image, icount: f.icount}
-	w.Plan(len(list))
-	states := "U (no net.core.netlink_route_mc_index: " + skip + ")"
-	if sw != nil {
-		states = "P0 and P1, alternating round by round"
-	}
-	w.Diag("kernel %s; states %s; boot %d, %d rounds per state x %d samples + 1 warm-up; %d routes per batch",
-		d.kernel, states, d.boot, d.rounds, d.samples, d.routes)
-
-	// A measurement taken while the kernel complained is no measurement:
-	// a report during a scene fails it, as in the suites.
-	kernelLog, err := openKernelLog()
-	if err != nil {
-		w.Diag("kernel log not watched: %v", err)
-	} else {
-		defer kernelLog.Close()
-	}
-	senders := []*sender{newSender(), newSender()}
-	defer senders[0].stop()
-	defer senders[1].stop()
-	var all []sample.Sample
-	for _, sc := range list {
-		start := time.Now()
-		name := "netlink_mcast_bench." + sc.Label() // <prog>.<case>, as the suites and ksft.py name results
-		got, err := runScene(w, d, sw, senders, sc)
-		if kernelLog != nil {
-			if reps := kernelLog.Poll(); len(reps) > 0 {
-				for _, r := range reps {
-					w.Diag("%s: kernel report during the scene: %s", sc.Label(), r)
-					for _, l := range r.Lines {
-						w.Diag("  | %s", l)
-					}
-				}
-				w.Result(name, ktap.Fail, "kernel report during the scene: "+reps[0].Kind, time.Since(start))
-				continue
-			}
-		}
-		all = append(all, got...)
-		if reason, ok := isSkip(err); ok {
-			w.Result(name, ktap.Skip, reason, time.Since(start))
-			continue
-		}
-		if err != nil {
-			w.Diag("%s: %v", sc.Label(), err)
-			w.Result(name, ktap.Fail, "", time.Since(start))
-			continue
-		}
-		w.Result(name, ktap.Pass, "", time.Since(start))
-	}
-	restoreOnce()
-	if f.out != "" {
-		table, err := report.WriteDir(f.out, all, report.Options{Seed: f.seed, Reps: f.reps})
-		if err != nil {
-			w.Diag("results directory %s: %v", f.out, err)
-			return ktap.ExitFail
-		}
-		w.Diag("results in %s", filepath.Clean(f.out))
-		w.Diag("%s", strings.TrimRight(table, "\n"))
-	}
-	return w.Finish()
-}
-
-// privileged returns the SKIP reason when the program cannot create
-// namespaces or force receive buffers.
-func privileged() string {
-	ns, err := netns.New("probe")
-	if err != nil {
-		return "needs CAP_SYS_ADMIN and CAP_NET_ADMIN (root): " + err.Error()
-	}
-	ns.Close()
-	return ""
 }
 
 // raiseFileLimit lifts the soft RLIMIT_NOFILE to the hard one: the larger

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"nlmcast/bench/internal/sample"
-	"nlmcast/ktap"
 	"nlmcast/selftests/mcswitch"
 )
 
@@ -46,18 +45,18 @@ func (d design) roundsInBoot(sw *mcswitch.Switch) int {
 
 // runScene builds sc, runs its rounds and prints every sample. The samples
 // are also returned for a results directory.
-func runScene(w *ktap.Writer, d design, sw *mcswitch.Switch, senders []*sender, sc Scene) ([]sample.Sample, error) {
+func runScene(emit func(sample.Sample), d design, sw *mcswitch.Switch, senders []*sender, sc Scene) error {
 	if sc.Kind >= addrTargeted {
 		rf, err := buildRelated(sc)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		defer rf.close()
-		return runRounds(w, d, sw, senders, sc, []func() error{rf.unit}, rf.ops, rf.after, nil)
+		return runRounds(emit, d, sw, senders, sc, []func() error{rf.unit}, rf.ops, rf.after, nil)
 	}
 	f, err := build(sc, d.routes)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.close()
 
@@ -74,20 +73,20 @@ func runScene(w *ktap.Writer, d design, sw *mcswitch.Switch, senders []*sender, 
 		}
 		ops = d.routes * len(units)
 	}
-	return runRounds(w, d, sw, senders, sc, units, ops, nil, f.checkSilent)
+	return runRounds(emit, d, sw, senders, sc, units, ops, nil, f.checkSilent)
 }
 
 // runRounds runs the boot's rounds of one scene: the switch set for the
 // round's state, a warm-up, the samples (after each, the scene's after
-// hook, untimed), then the scene's check that nothing strayed.
-func runRounds(w *ktap.Writer, d design, sw *mcswitch.Switch, senders []*sender, sc Scene,
-	units []func() error, ops int, after func(), check func() error) ([]sample.Sample, error) {
-	var out []sample.Sample
+// hook, untimed; each sample handed to emit), then the scene's check that
+// nothing strayed.
+func runRounds(emit func(sample.Sample), d design, sw *mcswitch.Switch, senders []*sender, sc Scene,
+	units []func() error, ops int, after func(), check func() error) error {
 	for r := 0; r < d.roundsInBoot(sw); r++ {
 		state, value := d.stateOfRound(sw, r)
 		if sw != nil {
 			if err := sw.Set(value); err != nil {
-				return out, err
+				return err
 			}
 		}
 		for k := 0; k <= d.samples; k++ {
@@ -96,22 +95,21 @@ func runRounds(w *ktap.Writer, d design, sw *mcswitch.Switch, senders []*sender,
 				after()
 			}
 			if err != nil {
-				return out, fmt.Errorf("state %s round %d sample %d: %w", state, r, k, err)
+				return fmt.Errorf("state %s round %d sample %d: %w", state, r, k, err)
 			}
 			s := sample.Sample{Kernel: d.kernel, Image: d.image, State: state, Boot: d.boot, Round: r, Sample: k,
 				Warmup: k == 0, Scene: sc.Label(), N: sc.N, D: sc.D, Icount: d.icount,
 				WallNS: int64(c.wall), ThreadNS: int64(c.thread), UserNS: int64(c.user), SysNS: int64(c.sys), Ops: ops}
-			w.Diag("%s", sample.Line(s))
-			out = append(out, s)
+			emit(s)
 		}
 		if check == nil {
 			continue
 		}
 		if err := check(); err != nil {
-			return out, fmt.Errorf("state %s round %d: %w", state, r, err)
+			return fmt.Errorf("state %s round %d: %w", state, r, err)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // isSkip reports whether err says the scene cannot run here.

@@ -58,7 +58,8 @@ type Writer struct {
 	counts  [4]int
 	header  bool
 	bailed  bool
-	err     error // the first failed write
+	err     error       // the first failed write
+	onError func(error) // called once, with err
 }
 
 // New returns a Writer on w. The `TAP version 13` header is left out when
@@ -72,7 +73,18 @@ func (w *Writer) line(s string) {
 	// the runner as soon as it is printed.
 	if _, err := io.WriteString(w.w, s+"\n"); err != nil && w.err == nil {
 		w.err = err
+		if w.onError != nil {
+			w.onError(err)
+		}
 	}
+}
+
+// OnError makes fn be called, once, with the first write that fails: a
+// program stops running cases when no one can read their results.
+func (w *Writer) OnError(fn func(error)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.onError = fn
 }
 
 // Err returns the first write that failed, or nil. A stream that could not

@@ -36,9 +36,33 @@ type T interface {
 type Case struct {
 	Name string
 	Run  func(t T)
-	// Timeout overrides the program's per-case deadline (-deadline) for
-	// a case that is slow by design; 0 keeps the program's.
+	// About is a line on what the case checks, for -l -v.
+	About string
+	// Timeout overrides the program's per-case deadline for a case that
+	// is slow by design; 0 keeps the program's. An explicit -deadline on
+	// the command line overrides both.
 	Timeout time.Duration
+	// Settle makes the program wait, once the case has ended, until the
+	// kernel has torn down every namespace made while it ran, and only
+	// then judge the kernel log: a report from their teardown (the pernet
+	// exit methods run by cleanup_net, long after the last close) is then
+	// blamed on this case rather than on the next one. For cases that
+	// make many namespaces (stress modes, bench scenes); without it, a
+	// program waits once, after its last case.
+	Settle bool
+	// Group names a set of independent cases: each shares nothing with
+	// the others but the kernel itself (namespaces of its own, no write
+	// to the switch or any other global setting, no timing). Consecutive
+	// cases of one Group run concurrently, -j at a time, and their
+	// results and diagnostics are printed in table order. A kernel report
+	// is blamed on every case that was running when it was read, and says
+	// which ran beside it. "" runs the case by itself.
+	Group string
+	// RequireKernelLog says the case's verdict rests on the kernel's own
+	// reports (a stress mode exists to make them): where the kernel log
+	// cannot be read, a case that passed every other check is a SKIP
+	// that says so, not a pass.
+	RequireKernelLog bool
 }
 
 // xfailer is implemented by Main's T: an expected failure, reported as

@@ -147,13 +147,13 @@ func (s *Sock) compare(want []Msg, got []Line, err error) {
 }
 
 // await reads s until n transcript lines have arrived, the deadline
-// passes or the program is asked to stop, and returns them.
+// passes or the case is told to stop (Done), and returns them.
 func (s *Sock) await(deadline time.Duration, n int) []Line {
 	t := s.ns.t
 	t.Helper()
 	var early []Line
 	end := time.Now().Add(deadline)
-	for len(early) < n && !Interrupted() {
+	for len(early) < n && !stopped(t) {
 		got, empty, err := s.readOne(early)
 		if err != nil {
 			t.Fatalf("%v", err)

@@ -4,6 +4,8 @@ package selftests
 
 import (
 	"fmt"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -13,24 +15,35 @@ import (
 	"nlmcast/selftests/nsdeath"
 )
 
-// teardownDeadline bounds the wait, after the last case, for the kernel to
-// tear down every namespace the cases made. cleanup_net takes well under a
-// second per batch even on the KASAN+lockdep kernel under TCG; a namespace
-// still alive a minute after its last reference went is itself a bug
-// (a leaked reference).
+// teardownDeadline bounds the wait for the kernel to tear down every
+// namespace the cases made (after the last case, or after a Settle case).
+// cleanup_net takes well under a second per batch even on the
+// KASAN+lockdep kernel under TCG; a namespace still alive a minute after
+// its last reference went is itself a bug (a leaked reference).
 const teardownDeadline = 60 * time.Second
 
-// interruptedTeardownDeadline is the same wait after a SIGTERM: the
-// runner is waiting, but a report from the teardown still counts.
+// interruptedTeardownDeadline is the same wait after a stop: the runner
+// is waiting, but a report from the teardown still counts.
 const interruptedTeardownDeadline = 5 * time.Second
 
-// health watches the kernel while the cases run: the kernel log and the
-// taint mask (kmsg), and the teardown of the namespaces the cases made
-// (nsdeath), so that a report the teardown causes after the last case still
+// pollInterval is how often the kernel log is read while a case runs, so
+// that a long case (a stress mode) cannot let the kernel overwrite the
+// records of a report before they are read. Tests set it to 0: no
+// background reads.
+var pollInterval = time.Second
+
+// health watches the kernel from the program's start: the kernel log and
+// the taint mask (kmsg), and the teardown of the namespaces the cases made
+// (nsdeath), so that a report their teardown causes after a case still
 // fails the program.
 type health struct {
-	log     reporter
-	witness *nsdeath.Witness
+	mu        sync.Mutex
+	log       reporter // nil: not watched
+	unwatched string   // why log is nil, or where the watch starts
+	pending   []kmsg.Report
+	stop      chan struct{}
+	polling   sync.WaitGroup
+	witness   *nsdeath.Witness
 }
 
 // reporter is what health needs of a kmsg.Watcher; tests supply their own.
@@ -39,38 +52,85 @@ type reporter interface {
 	Close() error
 }
 
-// openLog opens the kernel log watcher. Tests replace it.
-var openLog = func() (reporter, error) { return kmsg.Open() }
+// openLog opens the kernel log watcher for program. Tests replace it.
+var openLog = func(program string) (reporter, string, error) {
+	w, err := kmsg.Open(program)
+	if err != nil {
+		return nil, "", err
+	}
+	return w, w.From(), nil
+}
+
+// current is the case that owns the namespaces made now (the one running,
+// or the Group running); its name is the owner nsdeath records.
+var current atomic.Value // string
 
 // tracker is the running program's witness, or nil (under go test, or
-// when it could not be created). prepare tracks every case namespace.
+// when it could not be created).
 var tracker atomic.Pointer[nsdeath.Witness]
 
-// track gives the witness a case namespace to wait for.
+// track gives the witness a case namespace to wait for, on behalf of the
+// case that is running.
 func track(ns *netns.NS) {
 	if w := tracker.Load(); w != nil {
+		owner, _ := current.Load().(string)
 		// A failure is remembered by the witness and reported by
 		// its Wait; the case itself is not at fault.
-		_ = w.Track(ns)
+		_ = w.Track(ns, owner)
 	}
 }
 
-// watchKernel starts watching the kernel log, from before the first case.
-// Where the log cannot be read it says so once and goes on.
-func watchKernel(w *ktap.Writer) *health {
-	h := &health{}
-	var err error
-	if h.log, err = openLog(); err != nil {
-		w.Diag("kernel log not watched: %v", err)
-		h.log = nil
+// watchKernel starts watching: the kernel log from the program's start,
+// and every namespace made from now on.
+func watchKernel(program string) *health {
+	h := &health{stop: make(chan struct{})}
+	log, from, err := openLog(program)
+	switch {
+	case err != nil:
+		h.unwatched = fmt.Sprintf("kernel log not watched: %v", err)
+	case from != "":
+		h.log, h.unwatched = log, "kernel log watched "+from
+	default:
+		h.log = log
 	}
-	if h.witness, err = nsdeath.New(); err != nil {
-		w.Diag("namespace teardown not waited for: %v", err)
-		h.witness = nil
+	if h.log != nil && pollInterval > 0 {
+		h.polling.Add(1)
+		go h.pollEvery(pollInterval)
+	}
+	if w, err := nsdeath.New(); err != nil {
+		h.unwatched = strings.TrimPrefix(h.unwatched+"; ", "; ") + fmt.Sprintf("namespace teardown not waited for: %v", err)
 	} else {
-		tracker.Store(h.witness)
+		h.witness = w
+		tracker.Store(w)
+		netns.OnCreate(track)
 	}
 	return h
+}
+
+// sayUnwatched says, once, what of the kernel is not watched.
+func (h *health) sayUnwatched(w *ktap.Writer) {
+	if h.unwatched != "" {
+		w.Diag("%s", h.unwatched)
+	}
+}
+
+// logWatched reports whether the kernel log is read.
+func (h *health) logWatched() bool { return h.log != nil }
+
+func (h *health) pollEvery(d time.Duration) {
+	defer h.polling.Done()
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.stop:
+			return
+		case <-t.C:
+			h.mu.Lock()
+			h.pending = append(h.pending, h.log.Poll()...)
+			h.mu.Unlock()
+		}
+	}
 }
 
 // reports returns what the kernel reported since the last call.
@@ -78,17 +138,54 @@ func (h *health) reports() []kmsg.Report {
 	if h.log == nil {
 		return nil
 	}
-	return h.log.Poll()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	reps := append(h.pending, h.log.Poll()...)
+	h.pending = nil
+	return reps
+}
+
+// settle waits until the kernel has torn down every namespace made so far
+// (of the case that just ended), so that a report from their teardown is
+// read before the case is judged. It returns what kept it from being
+// sure, or "".
+func (h *health) settle() string {
+	if h.witness == nil {
+		return ""
+	}
+	deadline := teardownDeadline
+	if Interrupted() {
+		deadline = interruptedTeardownDeadline
+	}
+	if err := h.witness.Wait(deadline); err != nil {
+		return fmt.Sprintf("waiting for the kernel to tear down the case's namespaces: %v", err)
+	}
+	return ""
+}
+
+// forget stops waiting for the namespaces of a case the program abandoned
+// (it may still hold them) and says so.
+func (h *health) forget(w *ktap.Writer, name string) {
+	if h.witness == nil {
+		return
+	}
+	if names := h.witness.Forget(name); len(names) > 0 {
+		w.Diag("%s: its namespaces %s are still held by its goroutine: not waited for (they go with the program)", name, strings.Join(names, ", "))
+	}
 }
 
 // judge turns a case's result into a failure when the kernel reported
-// something while it ran, and prints the reports' first lines.
-func (h *health) judge(w *ktap.Writer, name string, res ktap.Result, reason string) (ktap.Result, string) {
-	reps := h.reports()
+// something while it ran (reps), and prints the reports' first lines;
+// beside names the cases that ran concurrently with it.
+func judge(w *ktap.Writer, name string, reps []kmsg.Report, beside []string, res ktap.Result, reason string) (ktap.Result, string) {
 	if len(reps) == 0 {
 		return res, reason
 	}
-	printReports(w, "during "+name, reps)
+	when := "during " + name
+	if len(beside) > 0 {
+		when += " (running beside " + strings.Join(beside, ", ") + ")"
+	}
+	printReports(w, when, reps)
 	return ktap.Fail, fmt.Sprintf("kernel report during the case: %s", reps[0].Kind)
 }
 
@@ -96,18 +193,12 @@ func (h *health) judge(w *ktap.Writer, name string, res ktap.Result, reason stri
 // more; a report then, or a teardown that never ends, aborts the stream.
 func (h *health) finish(w *ktap.Writer) {
 	defer h.close()
-	if h.witness != nil {
-		deadline := teardownDeadline
-		if Interrupted() {
-			deadline = interruptedTeardownDeadline
-		}
-		tracker.Store(nil)
-		if err := h.witness.Wait(deadline); err != nil {
-			w.Diag("waiting for the kernel to tear down the cases' namespaces: %v", err)
-			if !Interrupted() {
-				w.BailOut("the kernel did not finish tearing down the cases' namespaces")
-				return
-			}
+	current.Store("after the last case")
+	if msg := h.settle(); msg != "" {
+		w.Diag("%s", msg)
+		if !Interrupted() {
+			w.BailOut("the kernel did not finish tearing down the cases' namespaces")
+			return
 		}
 	}
 	if reps := h.reports(); len(reps) > 0 {
@@ -117,6 +208,10 @@ func (h *health) finish(w *ktap.Writer) {
 }
 
 func (h *health) close() {
+	netns.OnCreate(nil)
+	tracker.Store(nil)
+	close(h.stop)
+	h.polling.Wait()
 	if h.witness != nil {
 		h.witness.Close()
 	}
@@ -133,3 +228,19 @@ func printReports(w *ktap.Writer, when string, reps []kmsg.Report) {
 		}
 	}
 }
+
+// ReplaceKernelLog makes Main take its kernel reports from poll instead of
+// the kernel's log (read when each case ends, and once at the end), until
+// restore is called: for the tests of a program built on Main, which must
+// neither write the host's log nor depend on what its kernel says.
+func ReplaceKernelLog(poll func() []kmsg.Report) (restore func()) {
+	saved, interval := openLog, pollInterval
+	openLog = func(string) (reporter, string, error) { return pollFunc(poll), "", nil }
+	pollInterval = 0
+	return func() { openLog, pollInterval = saved, interval }
+}
+
+type pollFunc func() []kmsg.Report
+
+func (p pollFunc) Poll() []kmsg.Report { return p() }
+func (pollFunc) Close() error          { return nil }

@@ -34,16 +34,15 @@ var warning = kmsg.Report{Kind: "WARNING", Lines: []string{
 
 func runWithLog(t *testing.T, log *scriptedLog) (string, int) {
 	t.Helper()
-	openLog = func() (reporter, error) { return log, nil }
-	t.Cleanup(func() { openLog = func() (reporter, error) { return kmsg.Open() } })
 	skipPreflight(t)
+	quietLog(t, log)
 	s := Suite{Name: "prog", Cases: []Case{
 		{Name: "first", Run: func(t T) {}},
 		{Name: "second", Run: func(t T) {}},
 		{Name: "third", Run: func(t T) { t.Skipf("nothing to do") }},
 	}}
 	var out, errs strings.Builder
-	code := run(s, nil, &out, &errs)
+	code := Run(s, nil, &out, &errs)
 	return timing.ReplaceAllString(out.String(), ""), code
 }
 

@@ -3,16 +3,16 @@
 package selftests
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
+	"runtime"
+	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unicode"
 
@@ -23,18 +23,6 @@ import (
 	"nlmcast/selftests/netns"
 )
 
-// Suite is a kselftest program: a name (the TAP prefix of every case) and
-// its cases, in the order they run.
-type Suite struct {
-	Name  string
-	Cases []Case
-	// Setup runs once before the first case, after the privilege checks.
-	// The cleanup it returns runs on every way out of Main, before the
-	// Totals line: after the last case, after a case failed, panicked or
-	// passed its deadline, and on SIGTERM.
-	Setup func(log func(format string, args ...any)) (cleanup func(), err error)
-}
-
 // DefaultDeadline is the per-case deadline unless -deadline or
 // Case.Timeout says otherwise. The slowest case, netns_churn on the
 // KASAN+lockdep kernel under TCG on a loaded 2-CPU host, took 14 s, and a
@@ -42,73 +30,6 @@ type Suite struct {
 // namespace's death, 5 s for a reply): 90 s is over 6 times the first and
 // leaves most of the runner's 300 s to the other cases.
 const DefaultDeadline = 90 * time.Second
-
-// stop is the first SIGTERM or SIGINT. Waits in the harness give up when
-// they see it, so the running case ends quickly and cleans up.
-var stop struct {
-	once sync.Once
-	done chan struct{} // closed by the first signal
-	sig  atomic.Value  // os.Signal
-}
-
-func init() {
-	stop.done = make(chan struct{})
-	// A kselftest program catches the signals from its first moment (the
-	// runtime's own start-up, a millisecond, is the only window left), so
-	// that a SIGTERM during the pre-run checks still ends in TAP with a
-	// Totals line. A go test binary (pkg.test) keeps the default ^C.
-	if !strings.HasSuffix(os.Args[0], ".test") {
-		catchSignals()
-	}
-}
-
-// catchSignals notes the first SIGTERM or SIGINT until the program ends
-// (or, from run, until run returns: the returned function stops it).
-func catchSignals() (release func()) {
-	signals := make(chan os.Signal, 2)
-	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
-	go func() {
-		for sig := range signals {
-			noteSignal(sig)
-		}
-	}()
-	return func() { signal.Stop(signals) }
-}
-
-// Interrupted reports whether the program was asked to stop.
-func Interrupted() bool {
-	select {
-	case <-stop.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// interruptedBy is the result note of a case the signal cut short.
-func interruptedBy() string {
-	name := "a signal"
-	if s, ok := stop.sig.Load().(os.Signal); ok {
-		name = signalName(s)
-	}
-	return "interrupted by " + name
-}
-
-func signalName(s os.Signal) string {
-	if sig, ok := s.(syscall.Signal); ok {
-		if n := unix.SignalName(sig); n != "" {
-			return n
-		}
-	}
-	return s.String()
-}
-
-func noteSignal(sig os.Signal) {
-	stop.once.Do(func() {
-		stop.sig.Store(sig)
-		close(stop.done)
-	})
-}
 
 // verbose is -v: every transcript is logged, also when it is as expected.
 var verbose atomic.Bool
@@ -125,73 +46,52 @@ func Verbose() bool {
 
 // Main runs the suite with the program's arguments and returns the exit code.
 func Main(s Suite) int {
-	return run(s, os.Args[1:], os.Stdout, os.Stderr)
+	return Run(s, os.Args[1:], os.Stdout, os.Stderr)
 }
 
-type nameList []string
+// options are the shared flags, parsed.
+type options struct {
+	list     bool
+	only     []string
+	deadline time.Duration
+	explicit bool // -deadline was given: it overrides Case.Timeout
+	jobs     int
+}
 
-func (l *nameList) String() string     { return strings.Join(*l, ",") }
-func (l *nameList) Set(v string) error { *l = append(*l, v); return nil }
-
-func run(s Suite, args []string, stdout, stderr io.Writer) int {
+// Run is Main with the arguments and outputs given: for a program's tests.
+func Run(s Suite, args []string, stdout, stderr io.Writer) int {
 	// The handler comes first (also when init installed one already):
-	// from here on a SIGTERM or SIGINT ends the program through the one
-	// path below, with TAP and the Totals line last. The kselftest runner
-	// may send more than one; only the first counts.
+	// from here on a stop signal ends the program through the one path
+	// below, with TAP and the Totals line last. The kselftest runner may
+	// send more than one SIGTERM; only the first counts.
 	defer catchSignals()()
 
-	fs := flag.NewFlagSet(s.Name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // errors are printed below, quoted
-	list := fs.Bool("l", false, "list the case names (with -t: the ones named) and exit")
-	v := fs.Bool("v", false, "print every socket's transcript, also when it is as expected")
-	deadline := fs.Duration("deadline", DefaultDeadline, "fail a case still running after `D` and go on to the next")
-	var only nameList
-	fs.Var(&only, "t", "run only case `NAME` (repeatable)")
-	usage := func() {
-		fmt.Fprintf(stderr, "usage: %s [-l] [-v] [-deadline D] [-t NAME]...\n\nA kselftest: prints TAP, exits 0 (pass), 1 (fail) or 4 (skip).\n\n", s.Name)
-		fs.SetOutput(stderr)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+	opt, usage, code, ok := parseArgs(s, args, stderr)
+	if !ok {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			usage()
-			return ktap.ExitPass
+	if s.Instead != nil {
+		if code, ran := s.Instead(stdout); ran {
+			return code
 		}
-		fmt.Fprintf(stderr, "%s: %s\n", s.Name, flagError(err))
-		usage()
-		return ktap.ExitFail
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", s.Name, fs.Arg(0))
-		usage()
-		return ktap.ExitFail
+	cases, err := suiteCases(s)
+	if err == nil {
+		cases, err = selectCases(cases, opt.only)
 	}
-	if *deadline <= 0 {
-		fmt.Fprintf(stderr, "%s: -deadline %v: want a positive duration\n", s.Name, *deadline)
-		usage()
-		return ktap.ExitFail
-	}
-	cases, err := selectCases(s.Cases, only)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", s.Name, err)
-		usage()
+		usage(stderr)
 		return ktap.ExitFail
 	}
-	if *list {
-		for _, c := range cases {
-			if _, err := fmt.Fprintln(stdout, c.Name); err != nil {
-				fmt.Fprintf(stderr, "%s: writing the list to stdout: %v\n", s.Name, err)
-				return ktap.ExitFail
-			}
-		}
-		return ktap.ExitPass
+	if opt.list {
+		return list(s, cases, stdout, stderr)
 	}
-	verbose.Store(*v)
 	defer verbose.Store(false)
 
 	w := ktap.New(stdout)
-	code := runSuite(s, cases, w, *deadline)
+	w.OnError(stdoutFailed)
+	code = runProgram(s, cases, w, opt)
 	if err := w.Err(); err != nil {
 		fmt.Fprintf(stderr, "%s: writing TAP to stdout: %v\n", s.Name, err)
 		return ktap.ExitFail
@@ -199,45 +99,291 @@ func run(s Suite, args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// runSuite prints the TAP stream of cases and returns the exit code.
-func runSuite(s Suite, cases []Case, w *ktap.Writer, deadline time.Duration) int {
+// parseArgs parses the shared flags, the program's own and the aliases.
+// ok false means: exit with code (help, or a usage error already said).
+func parseArgs(s Suite, args []string, stderr io.Writer) (opt options, usage func(io.Writer), code int, ok bool) {
+	fs := flag.NewFlagSet(s.Name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are printed below, quoted
+	fs.BoolVar(&opt.list, "l", false, "list the case names (with -v: and what each checks) and exit")
+	v := fs.Bool("v", false, "print every socket's transcript and every detail, also when it is as expected")
+	fs.DurationVar(&opt.deadline, "deadline", DefaultDeadline, "fail a case still running after `D` and go on to the next (overrides a case's own deadline)")
+	fs.IntVar(&opt.jobs, "j", defaultJobs(), "run up to `N` independent cases at once (1: one at a time)")
+	fs.Func("t", "run only case `NAME` (repeatable; -l lists the names)", func(v string) error {
+		opt.only = append(opt.only, v)
+		return nil
+	})
+	shared := map[string]bool{"l": true, "v": true, "deadline": true, "j": true, "t": true}
+	if s.Flags != nil {
+		s.Flags(fs)
+	}
+	aliases := map[string]bool{}
+	for _, a := range s.Aliases {
+		addAlias(fs, a, &opt)
+		aliases[a.Name] = true
+	}
+	usage = func(out io.Writer) { printUsage(out, s, fs, shared, aliases) }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(stderr)
+			return opt, usage, ktap.ExitPass, false
+		}
+		fmt.Fprintf(stderr, "%s: %s\n", s.Name, flagError(err))
+		usage(stderr)
+		return opt, usage, ktap.ExitFail, false
+	}
+	fs.Visit(func(f *flag.Flag) { opt.explicit = opt.explicit || f.Name == "deadline" })
+	bad := func(format string, a ...any) (options, func(io.Writer), int, bool) {
+		fmt.Fprintf(stderr, "%s: %s\n", s.Name, fmt.Sprintf(format, a...))
+		usage(stderr)
+		return opt, usage, ktap.ExitFail, false
+	}
+	switch {
+	case fs.NArg() > 0:
+		return bad("unexpected argument %q", fs.Arg(0))
+	case opt.deadline <= 0:
+		return bad("-deadline %v: want a positive duration", opt.deadline)
+	case opt.jobs < 1:
+		return bad("-j %d: want at least 1", opt.jobs)
+	}
+	if s.Check != nil {
+		if err := s.Check(); err != nil {
+			return bad("%v", err)
+		}
+	}
+	verbose.Store(*v)
+	return opt, usage, 0, true
+}
+
+// defaultJobs is -j's default: the CPUs the program may use, and at least
+// two, since the cases that take longest wait for the kernel (namespace
+// teardown) rather than for a CPU.
+func defaultJobs() int { return max(2, runtime.GOMAXPROCS(0)) }
+
+// addAlias defines an old spelling of a shared flag.
+func addAlias(fs *flag.FlagSet, a Alias, opt *options) {
+	switch a.For {
+	case "l":
+		fs.BoolFunc(a.Name, "old spelling of -l", func(string) error {
+			opt.list = true
+			return nil
+		})
+	case "t":
+		what := "-t NAME"
+		if a.List {
+			what = "-t for each NAME of a comma-separated list"
+		}
+		if a.All != "" {
+			what += fmt.Sprintf("; %q: every case", a.All)
+		}
+		fs.Func(a.Name, "old spelling of "+what, func(v string) error {
+			if v == a.All && a.All != "" {
+				return nil
+			}
+			names := []string{v}
+			if a.List {
+				names = strings.Split(v, ",")
+			}
+			for _, n := range names {
+				if n = strings.TrimSpace(n); n != "" {
+					opt.only = append(opt.only, n)
+				}
+			}
+			return nil
+		})
+	default:
+		panic(fmt.Sprintf("selftests: alias -%s for unknown flag -%s", a.Name, a.For))
+	}
+}
+
+// printUsage prints -h: the program, the exit codes, then the shared
+// flags, the program's own and the old spellings, each group sorted.
+func printUsage(out io.Writer, s Suite, fs *flag.FlagSet, shared, aliases map[string]bool) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "usage: %s [flags]\n\n", s.Name)
+	if s.About != "" {
+		fmt.Fprintf(&b, "%s\n\n", s.About)
+	}
+	fmt.Fprintf(&b, "A kselftest: prints TAP, exits 0 (pass, some cases skipped), 1 (a failure) or 4 (every case\n"+
+		"skipped). Under the kselftest runner, pass flags with %s.\n", ArgsVariable(s.Name))
+	groups := []struct {
+		title string
+		in    func(name string) bool
+	}{
+		{"Flags of every netlink_mcast program:", func(n string) bool { return shared[n] }},
+		{"Flags of " + s.Name + ":", func(n string) bool { return !shared[n] && !aliases[n] }},
+		{"Old spellings, kept as aliases:", func(n string) bool { return aliases[n] }},
+	}
+	for _, g := range groups {
+		var lines []string
+		fs.VisitAll(func(f *flag.Flag) {
+			if g.in(f.Name) {
+				lines = append(lines, flagUsage(f))
+			}
+		})
+		if len(lines) == 0 {
+			continue
+		}
+		sort.Strings(lines)
+		fmt.Fprintf(&b, "\n%s\n%s", g.title, strings.Join(lines, ""))
+	}
+	b.WriteString("  -h\n    \tprint this help and exit\n")
+	io.WriteString(out, b.String())
+}
+
+// flagUsage is one flag's entry, as flag.PrintDefaults formats it.
+func flagUsage(f *flag.Flag) string {
+	name, usage := flag.UnquoteUsage(f)
+	line := "  -" + f.Name
+	if name != "" {
+		line += " " + name
+	}
+	line += "\n    \t" + strings.ReplaceAll(usage, "\n", "\n    \t")
+	switch def := f.DefValue; {
+	case def == "" || def == "false" || def == "0":
+	case isString(f):
+		line += fmt.Sprintf(" (default %q)", def)
+	default:
+		line += fmt.Sprintf(" (default %s)", def)
+	}
+	return line + "\n"
+}
+
+func isString(f *flag.Flag) bool {
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return false
+	}
+	_, str := g.Get().(string)
+	return str
+}
+
+// ArgsVariable is the environment variable through which the kselftest
+// runner passes a program its arguments: KSELFTEST_<NAME>_ARGS, NAME
+// upper-cased with every other character than [A-Za-z0-9_] made '_'.
+func ArgsVariable(program string) string {
+	b := []byte(strings.ToUpper(program))
+	for i, c := range b {
+		if !('A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	return "KSELFTEST_" + string(b) + "_ARGS"
+}
+
+// suiteCases returns the program's case table, checked: every case named,
+// no name twice.
+func suiteCases(s Suite) ([]Case, error) {
+	cases := s.Cases
+	if s.MakeCases != nil {
+		var err error
+		if cases, err = s.MakeCases(); err != nil {
+			return nil, err
+		}
+	}
+	if err := CheckCases(cases); err != nil {
+		return nil, fmt.Errorf("the case table: %w", err)
+	}
+	return cases, nil
+}
+
+// CheckCases reports a case table's mistakes: a case without a name or a
+// Run, a name used twice, a name TAP cannot carry.
+func CheckCases(cases []Case) error {
+	seen := map[string]bool{}
+	for i, c := range cases {
+		switch {
+		case c.Name == "":
+			return fmt.Errorf("case %d has no name", i+1)
+		case c.Run == nil:
+			return fmt.Errorf("case %q has no Run", c.Name)
+		case seen[c.Name]:
+			return fmt.Errorf("two cases are named %q", c.Name)
+		case ktap.Name(c.Name) != c.Name || strings.ContainsAny(c.Name, " \t"):
+			return fmt.Errorf("case name %q has characters a TAP result name cannot carry", c.Name)
+		}
+		seen[c.Name] = true
+	}
+	return nil
+}
+
+// list prints the case names, one a line; with -v, what each checks.
+func list(s Suite, cases []Case, stdout, stderr io.Writer) int {
+	for _, c := range cases {
+		line := c.Name
+		if Verbose() && c.About != "" {
+			line += "\t" + c.About
+		}
+		if _, err := fmt.Fprintln(stdout, line); err != nil {
+			fmt.Fprintf(stderr, "%s: writing the list to stdout: %v\n", s.Name, err)
+			return ktap.ExitFail
+		}
+	}
+	return ktap.ExitPass
+}
+
+// runProgram prints the TAP stream of cases and returns the exit code.
+func runProgram(s Suite, cases []Case, w *ktap.Writer, opt options) int {
 	if reason := preflight(); reason != "" {
 		return w.SkipAll(reason)
 	}
+	if s.Needs != nil {
+		if reason := s.Needs(); reason != "" {
+			return w.SkipAll(reason)
+		}
+	}
+	h := watchKernel(s.Name)
 	w.Plan(len(cases))
+	h.sayUnwatched(w)
 	w.Diag("netlink_route_mc_index=%s", RouteMCIndex())
-	h := watchKernel(w)
-	runCases(s, cases, w, deadline, h)
+	teardown, err := setUp(s, w)
+	if err != nil {
+		w.Diag("setup: %v", err)
+		for _, c := range cases {
+			w.Result(s.Name+"."+c.Name, ktap.Fail, "setup failed", -1)
+		}
+	} else {
+		runCases(s, cases, w, opt, h)
+	}
+	if err := teardown(); err != nil {
+		w.Diag("%v", err)
+		w.BailOut(err.Error())
+	}
 	h.finish(w)
 	return w.Finish()
 }
 
-// runCases runs the suite's Setup, the cases and the Setup's cleanup, so
-// that whatever the cleanup logs comes before the Totals line.
-func runCases(s Suite, cases []Case, w *ktap.Writer, deadline time.Duration, h *health) {
-	if s.Setup != nil {
-		cleanup, err := s.Setup(w.Diag)
-		if err != nil {
-			w.Diag("setup: %v", err)
-			for _, c := range cases {
-				w.Result(s.Name+"."+c.Name, ktap.Fail, "setup failed", -1)
+// setUp holds the switch (Suite.Switch) and runs Suite.Setup. The
+// teardown it returns is never nil: it undoes whatever was set up, in
+// reverse order, and reports the first error.
+func setUp(s Suite, w *ktap.Writer) (teardown func() error, err error) {
+	var undo []func() error
+	teardown = func() error {
+		var first error
+		for i := len(undo) - 1; i >= 0; i-- {
+			if err := undo[i](); err != nil && first == nil {
+				first = err
 			}
-			return
 		}
-		if cleanup != nil {
-			defer cleanup()
+		undo = nil
+		return first
+	}
+	if s.Switch {
+		release, err := holdSwitch(w.Diag)
+		if err != nil {
+			return teardown, err
+		}
+		undo = append(undo, func() error { release(); return nil })
+	}
+	if s.Setup != nil {
+		td, err := s.Setup(w.Diag)
+		if err != nil {
+			return teardown, err
+		}
+		if td != nil {
+			undo = append(undo, td)
 		}
 	}
-	for i, c := range cases {
-		if Interrupted() {
-			w.Diag("%s: %s and the %d cases after it did not run", interruptedBy(), c.Name, len(cases)-i-1)
-			return
-		}
-		start := time.Now()
-		res, reason := runCase(c, w, deadline)
-		res, reason = h.judge(w, c.Name, res, reason)
-		w.Result(s.Name+"."+c.Name, res, reason, time.Since(start))
-	}
+	return teardown, nil
 }
 
 // flagError is a flag parsing error for stderr, with the offending

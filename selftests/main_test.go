@@ -31,8 +31,8 @@ func fakeSuite(cleanedUp *bool) Suite {
 			{Name: "xfails", Run: func(t T) { XFail(t, "value already modified") }},
 			{Name: "panics", Run: func(t T) { panic("kaboom") }},
 		},
-		Setup: func(log func(string, ...any)) (func(), error) {
-			return func() { *cleanedUp = true }, nil
+		Setup: func(log func(string, ...any)) (func() error, error) {
+			return func() error { *cleanedUp = true; return nil }, nil
 		},
 	}
 }
@@ -48,11 +48,24 @@ func expectOutput(t *testing.T, out string, wants ...string) {
 }
 
 // skipPreflight lets run go on without the privilege and namespace
-// checks for the rest of t, for suites of fake cases.
+// checks for the rest of t, for suites of fake cases, and with a kernel
+// log that reports nothing (a test must not write the host's log, nor
+// fail on what the host's kernel says).
 func skipPreflight(t *testing.T) {
 	t.Helper()
 	preflight = func() string { return "" }
-	t.Cleanup(func() { preflight = cannotRun })
+	quietLog(t, &scriptedLog{})
+	t.Cleanup(func() { preflight = cannotRun; resetStop() })
+}
+
+// quietLog makes run read log instead of the kernel's, and only when a
+// case ends (no background reads), for the rest of t.
+func quietLog(t *testing.T, log reporter) {
+	t.Helper()
+	saved, interval := openLog, pollInterval
+	openLog = func(string) (reporter, string, error) { return log, "", nil }
+	pollInterval = 0
+	t.Cleanup(func() { openLog, pollInterval = saved, interval })
 }
 
 func runFake(t *testing.T, args ...string) (string, string, int, bool) {
@@ -60,7 +73,7 @@ func runFake(t *testing.T, args ...string) (string, string, int, bool) {
 	skipPreflight(t)
 	var out, errs strings.Builder
 	cleaned := false
-	code := run(fakeSuite(&cleaned), args, &out, &errs)
+	code := Run(fakeSuite(&cleaned), args, &out, &errs)
 	return out.String(), errs.String(), code, cleaned
 }
 
@@ -135,7 +148,7 @@ func TestMainStdoutWriteFailure(t *testing.T) {
 	for _, args := range [][]string{nil, {"-l"}} {
 		var errs strings.Builder
 		cleaned := false
-		code := run(fakeSuite(&cleaned), args, failingWriter{}, &errs)
+		code := Run(fakeSuite(&cleaned), args, failingWriter{}, &errs)
 		if code != 1 || !strings.Contains(errs.String(), "to stdout: no space left on device") {
 			t.Errorf("%q: exit %d, stderr %q; want 1 and the write error", args, code, errs.String())
 		}
@@ -161,16 +174,18 @@ func TestMainFileLine(t *testing.T) {
 		}()
 	}}}}
 	var out strings.Builder
-	run(s, nil, &out, &strings.Builder{})
+	Run(s, nil, &out, &strings.Builder{})
 	expectOutput(t, out.String(),
 		fmt.Sprintf("# c: main_test.go:%d: check failed\n", line+2),
 		fmt.Sprintf("# c: main_test.go:%d: fatal in a helper closure\n", line+6),
 	)
 }
 
-// TestMainDeadline: a case that blocks forever on a receive fails alone,
-// with its name and where it is blocked; its cleanups run, and the program
-// goes on with the next case.
+// TestMainDeadline: a case past its deadline fails alone, with its name
+// and where it is blocked, and the program goes on with the next case. A
+// case that notices it was told to stop (Done) ends and runs its own
+// cleanups; one blocked in a system call is left to itself, and nothing
+// it holds is closed under it.
 func TestMainDeadline(t *testing.T) {
 	skipPreflight(t)
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
@@ -179,33 +194,46 @@ func TestMainDeadline(t *testing.T) {
 	}
 	// The blocked goroutine keeps fds[0] for the life of the test binary.
 	t.Cleanup(func() { unix.Close(fds[1]) })
-	var cleaned atomic.Bool
+	var blockedCleaned, waitingCleaned atomic.Bool
 	s := Suite{Name: "prog", Cases: []Case{
 		{Name: "hangs", Run: func(t T) {
-			t.Cleanup(func() { cleaned.Store(true) })
+			t.Cleanup(func() { blockedCleaned.Store(true) })
 			unix.Recvfrom(fds[0], make([]byte, 1), 0) // nothing is ever sent
 			t.Errorf("recvfrom returned")
 		}},
+		{Name: "waits", Run: func(t T) {
+			t.Cleanup(func() { waitingCleaned.Store(true) })
+			<-Done(t)
+		}},
 		{Name: "passes", Run: func(t T) {}},
-		{Name: "slow but allowed", Timeout: time.Second, Run: func(t T) { time.Sleep(300 * time.Millisecond) }},
+		{Name: "slow_but_allowed", Timeout: time.Second, Run: func(t T) { time.Sleep(300 * time.Millisecond) }},
 	}}
 	var out strings.Builder
 	start := time.Now()
-	code := run(s, []string{"-deadline", "200ms"}, &out, &strings.Builder{})
+	code := Run(s, []string{"-deadline", "200ms"}, &out, &strings.Builder{})
 	got := timing.ReplaceAllString(out.String(), "")
 	expectOutput(t, got,
-		"# hangs: TIMEOUT: still running after the per-case deadline of 200ms; its goroutine is blocked [syscall",
+		"# hangs: TIMEOUT: still running after the per-case deadline of 200ms; its goroutine was blocked [syscall",
 		"<- nlmcast/selftests.TestMainDeadline.func", // the closure blocked in recvfrom (its number follows the source)
+		"# hangs: it is still running 1s after being told to stop: what it holds goes with the program\n",
 		"not ok 1 prog.hangs # TIMEOUT: still running after the per-case deadline of 200ms\n",
-		"ok 2 prog.passes\n",
-		"ok 3 prog.slow but allowed\n",
-		"# Totals: pass:2 fail:1 ",
+		"# waits: it ended once told to stop, and its cleanups ran\n",
+		"not ok 2 prog.waits # TIMEOUT",
+		"ok 3 prog.passes\n",
+		// An explicit -deadline overrides the case's own.
+		"not ok 4 prog.slow_but_allowed # TIMEOUT",
+		"# Totals: pass:1 fail:3 ",
 	)
-	if code != 1 || !cleaned.Load() {
-		t.Errorf("exit %d (want 1), cleanup ran: %v", code, cleaned.Load())
+	if code != 1 || blockedCleaned.Load() || !waitingCleaned.Load() {
+		t.Errorf("exit %d (want 1), cleanups ran: blocked %v (want false), waiting %v (want true)", code, blockedCleaned.Load(), waitingCleaned.Load())
 	}
-	if d := time.Since(start); d > 5*time.Second {
+	if d := time.Since(start); d > 6*time.Second {
 		t.Errorf("took %v", d)
+	}
+	// Without -deadline, the case's own Timeout holds.
+	out.Reset()
+	if code := Run(Suite{Name: "prog", Cases: s.Cases[3:]}, nil, &out, &strings.Builder{}); code != 0 {
+		t.Errorf("slow_but_allowed alone: exit %d:\n%s", code, out.String())
 	}
 }
 
@@ -213,6 +241,7 @@ func TestMainDeadline(t *testing.T) {
 func resetStop() {
 	stop.once = sync.Once{}
 	stop.done = make(chan struct{})
+	stop.why = ""
 }
 
 // TestMainInterrupted: a SIGTERM during a case ends it as interrupted, not
@@ -232,7 +261,7 @@ func TestMainInterrupted(t *testing.T) {
 		{Name: "after", Run: func(t T) { t.Errorf("ran after the signal") }},
 	}}
 	var out strings.Builder
-	code := run(s, nil, &out, &strings.Builder{})
+	code := Run(s, nil, &out, &strings.Builder{})
 	got := timing.ReplaceAllString(out.String(), "")
 	expectOutput(t, got,
 		": (interrupted by SIGTERM) 2 rows missing\n",
@@ -245,7 +274,7 @@ func TestMainInterrupted(t *testing.T) {
 }
 
 func TestMainUsageErrors(t *testing.T) {
-	for _, args := range [][]string{{"-x"}, {"-t", "nope"}, {"-l", "-t", "nope"}, {"extra"}, {"-deadline", "0s"}} {
+	for _, args := range [][]string{{"-x"}, {"-t", "nope"}, {"-l", "-t", "nope"}, {"extra"}, {"-deadline", "0s"}, {"-j", "0"}} {
 		out, errs, code, _ := runFake(t, args...)
 		if code != 1 || out != "" || !strings.Contains(errs, "usage:") {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errs)
@@ -262,7 +291,7 @@ func TestMainCannotRun(t *testing.T) {
 	t.Setenv("KSFT_TAP_LEVEL", "")
 	var out strings.Builder
 	cleaned := false
-	code := run(fakeSuite(&cleaned), nil, &out, &strings.Builder{})
+	code := Run(fakeSuite(&cleaned), nil, &out, &strings.Builder{})
 	if code != 4 || out.String() != "TAP version 13\n1..0 # SKIP must be run as root (needs CAP_NET_ADMIN)\n" {
 		t.Errorf("exit %d, output %q", code, out.String())
 	}
@@ -283,7 +312,7 @@ func TestMainVerbose(t *testing.T) {
 		quiet.Expect()
 	}}}}
 	var out strings.Builder
-	if code := run(s, []string{"-v"}, &out, &strings.Builder{}); code != 0 {
+	if code := Run(s, []string{"-v"}, &out, &strings.Builder{}); code != 0 {
 		t.Fatalf("-v: exit %d:\n%s", code, out.String())
 	}
 	expectOutput(t, out.String(),
@@ -298,7 +327,7 @@ func TestMainVerbose(t *testing.T) {
 		return // go test -v turns the harness's verbose mode on as well
 	}
 	out.Reset()
-	if code := run(s, nil, &out, &strings.Builder{}); code != 0 || strings.Contains(out.String(), "as expected") {
+	if code := Run(s, nil, &out, &strings.Builder{}); code != 0 || strings.Contains(out.String(), "as expected") {
 		t.Errorf("without -v: exit %d, output:\n%s", code, out.String())
 	}
 }

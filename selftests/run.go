@@ -24,6 +24,13 @@ import (
 type caseT struct {
 	name string
 	w    *ktap.Writer
+	// held collects the case's diagnostic lines when it runs beside other
+	// cases (a Group); nil: they go to w at once.
+	held *[]string
+	// stopping is closed when the program stops or gives up on the case
+	// (its deadline): the harness's waits end then.
+	stopping chan struct{}
+	stopOnce sync.Once
 
 	mu        sync.Mutex
 	failed    bool
@@ -108,12 +115,68 @@ func (t *caseT) Cleanup(fn func()) {
 func (t *caseT) log(msg string) {
 	where := t.caller()
 	t.mu.Lock()
-	abandoned := t.abandoned
-	t.mu.Unlock()
-	if !abandoned {
-		t.w.Diag("%s: %s%s", t.name, where, msg)
+	defer t.mu.Unlock()
+	if t.abandoned {
+		return
+	}
+	line := fmt.Sprintf("%s: %s%s", t.name, where, msg)
+	if t.held != nil {
+		*t.held = append(*t.held, line)
+		return
+	}
+	t.w.Diag("%s", line)
+}
+
+// record prints a data line as it is, without the case's name and
+// file:line (Record).
+func (t *caseT) record(line string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.abandoned:
+	case t.held != nil:
+		*t.held = append(*t.held, line)
+	default:
+		t.w.Diag("%s", line)
 	}
 }
+
+// Record prints line as a diagnostic line of its own, as it is, without
+// the case's name and file:line: a record for tools (a bench sample, a
+// stress mode's JSON summary) or a summary whose place in the code tells
+// the reader nothing. Under go test it is logged.
+func Record(t T, format string, args ...any) {
+	t.Helper()
+	line := fmt.Sprintf(format, args...)
+	if c, ok := t.(*caseT); ok {
+		c.record(line)
+		return
+	}
+	t.Logf("%s", line)
+}
+
+// Done returns a channel that is closed when the case should stop: the
+// program was asked to stop (a signal, stdout gone) or gave up on the
+// case at its deadline. Long cases select on it. Under go test it is the
+// program's stop only.
+func Done(t T) <-chan struct{} {
+	if c, ok := t.(*caseT); ok {
+		return c.stopping
+	}
+	return Stopping()
+}
+
+// stopped reports whether t should stop (Done is closed).
+func stopped(t T) bool {
+	select {
+	case <-Done(t):
+		return true
+	default:
+		return false
+	}
+}
+
+func (t *caseT) stopNow() { t.stopOnce.Do(func() { close(t.stopping) }) }
 
 // bodyFunc is the function that calls a case's Run: the caller search
 // stops there.
@@ -189,21 +252,27 @@ func (t *caseT) body(c Case) {
 	c.Run(t)
 }
 
-// stopGrace is how long a case may go on after a SIGTERM before the
-// runner stops waiting for it: the harness's waits give up at once, a
-// request's reply takes at most 5 s.
+// stopGrace is how long a case may go on after a stop before the runner
+// stops waiting for it: the harness's waits give up at once, a request's
+// reply takes at most 5 s.
 const stopGrace = 10 * time.Second
 
+// abandonGrace is how long a case past its deadline has, once told to
+// stop, to end by itself (its waits return at once) and so run its own
+// cleanups on its own goroutine.
+const abandonGrace = time.Second
+
 // runCase runs c on a goroutine of its own and returns its result. A case
-// still running after deadline (c.Timeout if set), or stopGrace after a
-// signal, fails with what its goroutine is blocked in; its cleanups then
-// run from here, so everything it made is released as on any other way
-// out, and the program goes on (or stops, after a signal).
-func runCase(c Case, w *ktap.Writer, deadline time.Duration) (ktap.Result, string) {
-	if c.Timeout > 0 {
+// still running after deadline (c.Timeout if set and the deadline was not
+// given explicitly), or stopGrace after a stop, fails with what its
+// goroutine is blocked in. held, if not nil, collects its diagnostic
+// lines.
+func runCase(c Case, w *ktap.Writer, opt options, held *[]string) (ktap.Result, string, bool) {
+	deadline := opt.deadline
+	if c.Timeout > 0 && !opt.explicit {
 		deadline = c.Timeout
 	}
-	t := &caseT{name: c.Name, w: w}
+	t := &caseT{name: c.Name, w: w, held: held, stopping: make(chan struct{})}
 	done := make(chan struct{})
 	gid := make(chan int, 1)
 	go func() {
@@ -217,38 +286,60 @@ func runCase(c Case, w *ktap.Writer, deadline time.Duration) (ktap.Result, strin
 	select {
 	case <-done:
 	case <-timer.C:
-		return t.abandon(id, done, fmt.Sprintf("TIMEOUT: still running after the per-case deadline of %v", deadline))
+		res, reason := t.abandon(id, done, fmt.Sprintf("TIMEOUT: still running after the per-case deadline of %v", deadline))
+		return res, reason, true
 	case <-stop.done:
+		t.stopNow()
 		select {
 		case <-done:
 		case <-time.After(stopGrace):
-			return t.abandon(id, done, fmt.Sprintf("%s: still running %v later", interruptedBy(), stopGrace))
+			res, reason := t.abandon(id, done, fmt.Sprintf("%s: still running %v later", interruptedBy(), stopGrace))
+			return res, reason, true
 		}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
 	case t.failed && !t.blamed:
-		return ktap.Fail, interruptedBy()
+		return ktap.Fail, interruptedBy(), false
 	case t.failed:
-		return ktap.Fail, ""
+		return ktap.Fail, "", false
 	}
-	return t.result, t.reason
+	return t.result, t.reason, false
 }
 
-// abandon reports the case's goroutine, still running, as failed: where it
-// is blocked, then its cleanups, run from the runner.
+// abandon reports the case's goroutine, still running, as failed, with
+// where it is blocked. It tells the case to stop and gives it
+// abandonGrace to end by itself, its cleanups running on its own
+// goroutine. Nothing is closed under a goroutine that is still running:
+// its descriptors would be reused by the next case while it still reads
+// or writes them. What such a case holds goes with the program.
 func (t *caseT) abandon(id int, done <-chan struct{}, why string) (ktap.Result, string) {
-	t.w.Diag("%s: %s; its goroutine is %s", t.name, why, goroutineState(id))
-	t.mu.Lock()
-	t.abandoned = true
-	t.mu.Unlock()
-	t.runCleanups()
+	state := goroutineState(id)
+	t.stopNow()
+	ended := false
 	select {
 	case <-done:
-		t.w.Diag("%s: it ended once its cleanups ran", t.name)
-	case <-time.After(time.Second):
-		t.w.Diag("%s: it is still blocked after its cleanups ran; what it holds goes with the process", t.name)
+		ended = true
+	case <-time.After(abandonGrace):
+	}
+	t.mu.Lock()
+	t.abandoned = true
+	held := t.held
+	t.mu.Unlock()
+	say := func(format string, args ...any) {
+		line := fmt.Sprintf(format, args...)
+		if held != nil {
+			*held = append(*held, line)
+			return
+		}
+		t.w.Diag("%s", line)
+	}
+	say("%s: %s; its goroutine was %s", t.name, why, state)
+	if ended {
+		say("%s: it ended once told to stop, and its cleanups ran", t.name)
+	} else {
+		say("%s: it is still running %v after being told to stop: what it holds goes with the program", t.name, abandonGrace)
 	}
 	return ktap.Fail, why
 }

@@ -21,8 +21,10 @@
 // already caused into the stable receivers' queues halfway through each
 // mode, which must then fail with a duplicate diagnosis;
 // -inject-warning writes a WARNING line to /dev/kmsg halfway through each
-// mode, which must then fail with a kernel report; use it only in a VM,
-// since every other watcher of that machine's kernel log sees the line.
+// mode, and -inject-teardown-warning once the mode has released its
+// namespaces (while the kernel tears them down), each of which must then
+// fail that mode with a kernel report; use them only in a VM, since every
+// other watcher of that machine's kernel log sees the line.
 package main
 
 import (
@@ -30,221 +32,180 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"os/signal"
-	"strings"
-	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
-	"nlmcast/ktap"
-	"nlmcast/selftests/mcswitch"
+	"nlmcast/selftests"
 )
 
 const program = "netlink_mcast_stress"
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() { os.Exit(selftests.Main(suite)) }
 
-func run(args []string, stdout, stderr io.Writer) int {
-	// Signals first: from here on SIGTERM and SIGINT end the current
-	// mode, and the switch is restored on the way out.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	defer func() {
-		signal.Stop(sigs)
-		close(sigs)
-	}()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var caught atomic.Value
-	go func() {
-		s, ok := <-sigs
-		if ok {
-			caught.Store(signalName(s))
-			cancel()
-		}
-	}()
+// cfg is the command line, filled in by the program's flags.
+var cfg config
 
-	cfg, selected, code, ok := parseFlags(args, stdout, stderr)
-	if !ok {
-		return code
-	}
+var suite = selftests.Suite{
+	Name: program,
+	About: "Stress of NETLINK_ROUTE multicast delivery under socket, membership, option and namespace churn,\n" +
+		"with net.core.netlink_route_mc_index held at 0, at 1, and flipping, checked exactly at stable receivers.",
+	Flags:     cfg.register,
+	Check:     cfg.check,
+	Aliases:   []selftests.Alias{{Name: "mode", For: "t", All: "all"}},
+	Switch:    true,
+	Needs:     needs,
+	Setup:     findCPUs,
+	MakeCases: modeCases,
+}
 
-	// The kernel log is watched from the program's start.
-	health, healthNote := openHealth()
-	if health != nil {
-		defer health.close()
-	}
+// setupAllowance is what a mode may take beyond -max-duration before the
+// frame gives up on it: building the topology (thousands of sockets,
+// dozens of namespaces) and judging every receiver, on the slowest kernel
+// it runs on (KASAN and lockdep under TCG).
+const setupAllowance = 5 * time.Minute
 
-	tw := ktap.New(stdout)
-	if os.Geteuid() != 0 {
-		return tw.SkipAll("needs root: CAP_NET_ADMIN (namespaces, SO_RCVBUFFORCE, nsids, the switch) and CAP_NET_BROADCAST (NETLINK_LISTEN_ALL_NSID)")
-	}
-	tw.Plan(len(selected))
-	if healthNote != "" {
-		tw.Diag("%s", healthNote)
-	}
-
-	sw, restore, skip, err := mcswitch.Hold(tw.Diag)
-	if err != nil {
-		for _, m := range selected {
-			tw.Diag("%s: %v", m.name, err)
-			tw.Result(program+"."+m.name, ktap.Fail, "", -1)
-		}
-		return tw.Finish()
-	}
-	var restoreOnce sync.Once
-	restoreSwitch := func() {
-		if restore != nil {
-			restoreOnce.Do(restore)
+// modeCases makes one case per mode. A mode waits, once it has ended,
+// for the kernel to tear down every namespace it made (Settle), so that a
+// report from their teardown fails it and not the next mode; and its
+// verdict rests on the kernel log being read (RequireKernelLog).
+func modeCases() ([]selftests.Case, error) {
+	cases := make([]selftests.Case, len(modes))
+	for i, m := range modes {
+		cases[i] = selftests.Case{
+			Name:             m.name,
+			About:            m.about,
+			Timeout:          cfg.maxDuration + setupAllowance,
+			Settle:           true,
+			RequireKernelLog: true,
+			Run:              func(t selftests.T) { runModeCase(t, m) },
 		}
 	}
-	defer restoreSwitch()
-	if sw == nil {
-		tw.Diag("%s: fixed0 runs the only walk this kernel has; fixed1 and switch skip", skip)
-	}
+	return cases, nil
+}
 
-	cpus, err := allowedCPUs()
-	if err != nil {
-		tw.Diag("sched_getaffinity: %v; all senders on CPU 0", err)
+// cpus are the CPUs the program may run on (findCPUs).
+var cpus []int
+
+// findCPUs is the Setup: it finds the CPUs the senders are pinned to.
+func findCPUs(log func(format string, args ...any)) (func() error, error) {
+	var err error
+	if cpus, err = allowedCPUs(); err != nil {
+		log("sched_getaffinity: %v; all senders on CPU 0", err)
 		cpus = []int{0}
 	}
 	if len(cpus) < cfg.senders {
-		tw.Diag("%d CPUs for %d senders: senders share CPUs (sender i on CPU %v[i mod %d])", len(cpus), cfg.senders, cpus, len(cpus))
+		log("%d CPUs for %d senders: senders share CPUs (sender i on CPU %v[i mod %d])", len(cpus), cfg.senders, cpus, len(cpus))
 	}
-
-	for _, m := range selected {
-		name := program + "." + m.name
-		if s, _ := caught.Load().(string); s != "" {
-			tw.Result(name, ktap.Skip, "not run: interrupted by "+s, -1)
-			continue
-		}
-		if m.value != "0" && sw == nil {
-			tw.Result(name, ktap.Skip, skip, -1)
-			continue
-		}
-		tw.Diag("%s: %s; %d senders, %s, %d cycles per batch", m.name, m.about, cfg.senders, cfg.duration, cfg.cycles)
-		start := time.Now()
-		out := runMode(ctx, cfg, m, sw, cpus)
-		if health != nil {
-			reports, note := health.take()
-			for _, r := range reports {
-				out.report.KernelReports++
-				out.fail("kernel report during %s: %s", m.name, r)
-			}
-			if note != "" {
-				out.notes = append(out.notes, note)
-			}
-		}
-		for _, n := range out.notes {
-			tw.Diag("%s", n)
-		}
-		out.report.Problems = len(out.problems)
-		result := ktap.Pass
-		out.report.Result = "pass"
-		if s, _ := caught.Load().(string); s != "" {
-			out.report.Result = "interrupted"
-			result = ktap.Fail
-			tw.Diag("%s interrupted by %s", m.name, s)
-		} else if len(out.problems) > 0 {
-			out.report.Result = "fail"
-			result = ktap.Fail
-		}
-		for _, p := range out.problems {
-			tw.Diag("FAIL: %s", p)
-		}
-		for _, l := range out.report.lines() {
-			tw.Diag("%s", l)
-		}
-		tw.Diag("stress-json: %s", out.report.json())
-		tw.Result(name, result, "", time.Since(start))
-	}
-	restoreSwitch()
-	return tw.Finish()
+	return nil, nil
 }
 
-func signalName(s os.Signal) string {
-	if n, ok := s.(syscall.Signal); ok {
-		return strings.ToUpper(unix.SignalName(n))
+// runModeCase runs one mode as a case: its problems fail it, its notes and
+// report are diagnostics, and its JSON summary is a record of its own.
+func runModeCase(t selftests.T, m mode) {
+	sw, skip := selftests.HeldSwitch()
+	if m.value != "0" && sw == nil {
+		t.Skipf("%s", skip)
 	}
-	return s.String()
-}
-
-// parseFlags validates the command line. ok false means: exit with code.
-func parseFlags(args []string, stdout, stderr io.Writer) (cfg config, selected []mode, code int, ok bool) {
-	fs := flag.NewFlagSet(program, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	modeFlag := fs.String("mode", "all", "mode to run: fixed0, fixed1, switch, or all (the three in turn)")
-	fs.DurationVar(&cfg.duration, "duration", 60*time.Second, "how long each mode runs at least; it goes on until the minima are reached")
-	fs.DurationVar(&cfg.maxDuration, "max-duration", 0, "how long each mode may run to reach -min-batches and -min-writes; short of them then, it fails (default 4 × -duration)")
-	fs.IntVar(&cfg.senders, "senders", 2, "sender threads, each in its own namespace, pinned to one CPU")
-	fs.IntVar(&cfg.minBatches, "min-batches", 100, "batches every sender must complete for the mode to pass")
-	fs.Int64Var(&cfg.minWrites, "min-writes", 1000, "verified switch writes the switch mode must make")
-	fs.IntVar(&cfg.cycles, "cycles", 4, "event cycles per batch (address add, route replace, stats switch, address delete each)")
-	fs.IntVar(&cfg.idle, "idle", 256, "idle subscribers in foreign namespaces (they make every walk of the global list long)")
-	fs.DurationVar(&cfg.nsPace, "netns-pace", 50*time.Millisecond, "at most one churn namespace per this interval")
-	fs.BoolVar(&cfg.injectDup, "inject-duplicate", false, "SELF-TEST of the checker: halfway through each mode, multicast one duplicate of a message S0 caused; the mode must fail")
-	fs.BoolVar(&cfg.injectWarning, "inject-warning", false, "SELF-TEST of the kernel watch: halfway through each mode, write a WARNING line to /dev/kmsg; the mode must fail (VMs only: other watchers of the kernel log see it too)")
-	list := fs.Bool("l", false, "list the modes and exit")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: %s [flags]\n", program)
-		fmt.Fprintln(stderr, "Stress of NETLINK_ROUTE multicast delivery under churn, with net.core.netlink_route_mc_index held at 0, at 1, and flipping.")
-		fmt.Fprintln(stderr, "Exit status: 0 all passed, 1 a failure, 4 all skipped.")
-		fs.PrintDefaults()
+	if sw == nil {
+		t.Logf("%s: fixed0 runs the only walk this kernel has", skip)
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return cfg, nil, ktap.ExitPass, false
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-selftests.Done(t):
+			cancel()
+		case <-ctx.Done():
 		}
-		return cfg, nil, ktap.ExitFail, false
-	}
-	if *list {
-		for _, m := range modes {
-			fmt.Fprintf(stdout, "%s.%s\t%s\n", program, m.name, m.about)
-		}
-		return cfg, nil, ktap.ExitPass, false
-	}
-	bad := func(f string, a ...any) (config, []mode, int, bool) {
-		fmt.Fprintf(stderr, "%s: %s\n", program, fmt.Sprintf(f, a...))
-		fs.Usage()
-		return cfg, nil, ktap.ExitFail, false
-	}
+	}()
+	t.Logf("%s; %d senders, %s, %d cycles per batch", m.about, cfg.senders, cfg.duration, cfg.cycles)
+	out := runMode(ctx, cfg, m, sw, cpus)
+	out.report.Problems = len(out.problems)
+	out.report.Checks = "pass"
 	switch {
-	case fs.NArg() > 0:
-		return bad("unexpected arguments %q", fs.Args())
-	case cfg.duration <= 0:
-		return bad("-duration %s: must be positive", cfg.duration)
-	case cfg.maxDuration < 0 || (cfg.maxDuration > 0 && cfg.maxDuration < cfg.duration):
-		return bad("-max-duration %s: must be at least -duration %s", cfg.maxDuration, cfg.duration)
-	case cfg.senders < 1 || cfg.senders > 64:
-		return bad("-senders %d: want 1..64", cfg.senders)
-	case cfg.minBatches < 0:
-		return bad("-min-batches %d: must not be negative", cfg.minBatches)
-	case cfg.minWrites < 0:
-		return bad("-min-writes %d: must not be negative", cfg.minWrites)
-	case cfg.cycles < 1 || cfg.cycles > 64:
-		return bad("-cycles %d: want 1..64", cfg.cycles)
-	case cfg.idle < 0:
-		return bad("-idle %d: must not be negative", cfg.idle)
-	case cfg.nsPace <= 0:
-		return bad("-netns-pace %s: must be positive", cfg.nsPace)
+	case out.report.Interrupted:
+		out.report.Checks = "interrupted"
+	case len(out.problems) > 0:
+		out.report.Checks = "fail"
 	}
-	if cfg.maxDuration == 0 {
-		cfg.maxDuration = 4 * cfg.duration
+	for _, n := range out.notes {
+		t.Logf("%s", n)
 	}
-	if *modeFlag == "all" {
-		return cfg, modes, 0, true
+	for _, l := range out.report.lines() {
+		selftests.Record(t, "%s", l)
 	}
-	for _, m := range modes {
-		if m.name == *modeFlag {
-			return cfg, []mode{m}, 0, true
+	selftests.Record(t, "stress-json: %s", out.report.json())
+	for _, p := range out.problems {
+		t.Errorf("%s", p)
+	}
+	if out.report.Interrupted {
+		// Under a stop this reads "interrupted by SIGTERM"; at the
+		// frame's deadline, the TIMEOUT says why.
+		t.Errorf("stopped after %.1fs, before its minima were checked", out.report.DurationS)
+	}
+}
+
+// needs says why the stress run cannot run here: its receivers force
+// their buffers (SO_RCVBUFFORCE) and set nsids, which the kernel checks
+// against CAP_NET_ADMIN over the initial user namespace, and subscribe
+// with NETLINK_LISTEN_ALL_NSID, which needs CAP_NET_BROADCAST.
+func needs() string {
+	for _, c := range []int{unix.CAP_NET_ADMIN, unix.CAP_NET_BROADCAST} {
+		has, err := selftests.HasCapability(c)
+		switch {
+		case err != nil:
+			return err.Error()
+		case !has:
+			return "needs " + selftests.CapName(c) + " (run as root)"
 		}
 	}
-	return bad("-mode %q: want fixed0, fixed1, switch or all", *modeFlag)
+	if !selftests.InInitialUserNS() {
+		return "needs CAP_NET_ADMIN in the initial user namespace (SO_RCVBUFFORCE, nsids); this process is root of a child user namespace only"
+	}
+	return ""
+}
+
+// register adds the program's own flags.
+func (c *config) register(fs *flag.FlagSet) {
+	fs.DurationVar(&c.duration, "duration", 60*time.Second, "how long each mode runs at least; it goes on until the minima are reached")
+	fs.DurationVar(&c.maxDuration, "max-duration", 0, "how long each mode may run to reach -min-batches and -min-writes; short of them then, it fails (default 4 × -duration)")
+	fs.IntVar(&c.senders, "senders", 2, "sender threads, each in its own namespace, pinned to one CPU")
+	fs.IntVar(&c.minBatches, "min-batches", 100, "batches every sender must complete for the mode to pass")
+	fs.Int64Var(&c.minWrites, "min-writes", 1000, "verified switch writes the switch mode must make")
+	fs.IntVar(&c.cycles, "cycles", 4, "event cycles per batch (address add, route replace, stats switch, address delete each)")
+	fs.IntVar(&c.idle, "idle", 256, "idle subscribers in foreign namespaces (they make every walk of the global list long)")
+	fs.DurationVar(&c.nsPace, "netns-pace", 50*time.Millisecond, "at most one churn namespace per this interval")
+	fs.BoolVar(&c.injectDup, "inject-duplicate", false, "SELF-TEST of the checker: halfway through each mode, multicast one duplicate of a message S0 caused; the mode must fail")
+	fs.BoolVar(&c.injectWarning, "inject-warning", false, "SELF-TEST of the kernel watch: halfway through each mode, write a WARNING line to /dev/kmsg; the mode must fail (VMs only: other watchers of the kernel log see it too)")
+	fs.BoolVar(&c.injectTeardownWarning, "inject-teardown-warning", false, "SELF-TEST of the kernel watch: write a WARNING line to /dev/kmsg once a mode has released its namespaces, while the kernel tears them down; that mode (not the next) must fail (VMs only)")
+}
+
+// check validates the flags.
+func (c *config) check() error {
+	switch {
+	case c.duration <= 0:
+		return fmt.Errorf("-duration %s: must be positive", c.duration)
+	case c.maxDuration < 0 || (c.maxDuration > 0 && c.maxDuration < c.duration):
+		return fmt.Errorf("-max-duration %s: must be at least -duration %s", c.maxDuration, c.duration)
+	case c.senders < 1 || c.senders > 64:
+		return fmt.Errorf("-senders %d: want 1..64", c.senders)
+	case c.minBatches < 0:
+		return fmt.Errorf("-min-batches %d: must not be negative", c.minBatches)
+	case c.minWrites < 0:
+		return fmt.Errorf("-min-writes %d: must not be negative", c.minWrites)
+	case c.cycles < 1 || c.cycles > 64:
+		return fmt.Errorf("-cycles %d: want 1..64", c.cycles)
+	case c.idle < 0:
+		return fmt.Errorf("-idle %d: must not be negative", c.idle)
+	case c.nsPace <= 0:
+		return fmt.Errorf("-netns-pace %s: must be positive", c.nsPace)
+	}
+	if c.maxDuration == 0 {
+		c.maxDuration = 4 * c.duration
+	}
+	return nil
 }
 
 // allowedCPUs lists the CPUs the program may run on.

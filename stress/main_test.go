@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"nlmcast/ktap"
+	"nlmcast/selftests"
 )
 
 func requireRoot(t *testing.T) {
@@ -21,7 +22,7 @@ func requireRoot(t *testing.T) {
 func runProgram(t *testing.T, args ...string) (int, string) {
 	t.Helper()
 	var out bytes.Buffer
-	code := run(args, &out, &out)
+	code := selftests.Run(suite, args, &out, &out)
 	return code, out.String()
 }
 
@@ -39,7 +40,7 @@ func TestFlags(t *testing.T) {
 		t.Errorf("-l: exit %d", code)
 	}
 	for _, m := range modes {
-		if !strings.Contains(out, program+"."+m.name) {
+		if !strings.Contains(out, m.name+"\n") {
 			t.Errorf("-l does not list %s:\n%s", m.name, out)
 		}
 	}
@@ -56,7 +57,7 @@ func TestFixed0(t *testing.T) {
 	if code != ktap.ExitPass || !strings.Contains(out, "ok 1 "+program+".fixed0") {
 		t.Fatalf("exit %d, output:\n%s", code, out)
 	}
-	if !strings.Contains(out, `"result":"pass"`) || !strings.Contains(out, "stress-json: ") {
+	if !strings.Contains(out, "\n# stress-json: {\"mode\":\"fixed0\",\"checks\":\"pass\"") {
 		t.Errorf("no JSON report line:\n%s", out)
 	}
 }

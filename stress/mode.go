@@ -27,6 +27,9 @@ type config struct {
 	nsPace        time.Duration
 	injectDup     bool
 	injectWarning bool
+	// injectTeardownWarning writes the WARNING once the mode has released
+	// its namespaces, while the kernel tears them down.
+	injectTeardownWarning bool
 }
 
 // mode is one of the three runs.
@@ -57,7 +60,16 @@ func (o *outcome) fail(f string, a ...any) { o.problems = append(o.problems, fmt
 func runMode(ctx context.Context, cfg config, m mode, sw *mcswitch.Switch, cpus []int) (out outcome) {
 	out.report.Mode = m.name
 	t := &topology{cfg: cfg}
-	defer t.close()
+	defer func() {
+		t.close()
+		if cfg.injectTeardownWarning {
+			if err := writeKernelWarning(); err != nil {
+				out.fail("-inject-teardown-warning: %v", err)
+				return
+			}
+			out.notes = append(out.notes, "self-test: wrote a WARNING line to /dev/kmsg once the namespaces were released")
+		}
+	}()
 	if err := t.build(cpus); err != nil {
 		out.fail("setup: %v", err)
 		return out

@@ -14,8 +14,7 @@
 //
 // On a kernel without the switch every case SKIPs (exit status 4). The
 // program saves the switch's value before the first case and puts it back
-// on every way out; copies of it running at once take turns (see
-// setupSwitch).
+// on every way out; copies of it running at once take turns (Suite.Switch).
 package main
 
 import (
@@ -28,4 +27,9 @@ func main() {
 	os.Exit(selftests.Main(suite))
 }
 
-var suite = selftests.Suite{Name: "netlink_mcast_switch", Cases: cases, Setup: setupSwitch}
+var suite = selftests.Suite{
+	Name:   "netlink_mcast_switch",
+	About:  "Checks net.core.netlink_route_mc_index: its default, where it exists, the values it takes, that it applies to every namespace at once and at once to existing subscriptions, and that both modes deliver exactly what the unpatched kernel delivers (the semantics cases run again at 1 and at 0).",
+	Cases:  cases,
+	Switch: true,
+}

@@ -18,21 +18,27 @@ func TestSwitch(t *testing.T) {
 	}
 }
 
-// holdSwitch skips t unless run as root, and otherwise runs the suite's
-// Setup for it: the switch is held (flock) and saved, and restored when t
-// ends.
+// holdSwitch skips t unless run as root, and otherwise holds the switch
+// for it as selftests.Main does: locked (flock) and saved, and restored
+// when t ends.
 func holdSwitch(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: creates network namespaces and writes a sysctl")
 	}
-	cleanup, err := setupSwitch(t.Logf)
+	sw, _ := selftests.HeldSwitch()
+	if sw == nil {
+		return // every case SKIPs
+	}
+	_, restore, err := sw.Save()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cleanup != nil {
-		t.Cleanup(cleanup)
-	}
+	t.Cleanup(func() {
+		if _, err := restore(); err != nil {
+			t.Error(err)
+		}
+	})
 }
 
 // TestScenarioInCurrentMode runs the whole delivery matrix once in

@@ -18,28 +18,36 @@ import (
 // by case in the same order, and the two blocks compare line by line. Mode
 // 1 comes first because it is what nothing else in a default run covers:
 // a run cut short by the runner's timeout has those results. Each case
-// sets the mode itself and puts the saved value back when it ends, so a
-// case's result never depends on the one before it.
+// sets the mode itself, so a case's result never depends on the one
+// before it. The cases of a block run concurrently, as in the semantics
+// program (their Group, suffixed with the mode, keeps the two blocks
+// apart): every case of a block sets the same value, and none puts back
+// what it found, which would pull the switch from under the others; the
+// program restores the value it saved when it ends.
 
 // modeTable returns the semantics table wrapped to run with the switch at mode.
 func modeTable(mode string) []selftests.Case {
 	out := make([]selftests.Case, len(semantics.All))
 	for i, c := range semantics.All {
-		out[i] = selftests.Case{Name: "mode" + mode + "." + c.Name, Run: inMode(mode, c.Run), Timeout: c.Timeout}
+		out[i] = c
+		out[i].Name = "mode" + mode + "." + c.Name
+		out[i].Run = inMode(mode, c.Run)
+		if c.Group != "" {
+			out[i].Group = c.Group + ".mode" + mode
+		}
 	}
 	return out
 }
 
 // inMode runs a semantics case with the switch at mode: it sets the
-// switch and checks that it reads back, runs the case, checks that the
-// switch still holds mode when the case's own cleanups have run (nothing
-// else may change it while the suite holds its lock, or the result would
-// not be about mode), and restores the value the switch had, whichever
-// way the case ends. On a kernel without the switch the case SKIPs.
+// switch and checks that it reads back, runs the case, and checks that
+// the switch still holds mode when the case's own cleanups have run
+// (nothing else may change it while the program holds its lock, or the
+// result would not be about mode). On a kernel without the switch the
+// case SKIPs.
 func inMode(mode string, run func(selftests.T)) func(selftests.T) {
 	return func(t selftests.T) {
 		sw := requireSwitch(t)
-		restoreAtEnd(t, sw)
 		setSwitch(t, sw, mode)
 		t.Cleanup(func() {
 			if v, err := sw.Read(); err != nil || v != mode {

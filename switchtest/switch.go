@@ -11,35 +11,13 @@ import (
 // sees it; every access goes through mcswitch.
 const switchPath = mcswitch.Path
 
-// setupSwitch is the suite's Setup: it waits for the switch to be free
-// (other programs that change it hold its flock), saves its value, and
-// returns the cleanup that puts the value back and lets the next program
-// run. selftests.Main runs that cleanup on every way out of the program
-// (after the last case, after a case failed or panicked, after SIGTERM
-// once the running case has ended), and every case that changes the
-// switch also restores it itself when it ends. On a kernel without the
-// switch there is nothing to save; each case then SKIPs.
-func setupSwitch(log func(format string, args ...any)) (func(), error) {
-	sw, restore, _, err := mcswitch.Hold(log)
-	if err != nil || sw == nil {
-		return nil, err
-	}
-	return restore, nil
-}
-
-// requireSwitch returns the switch, or ends the case as SKIP on a kernel
-// without it.
+// requireSwitch returns the switch the program holds (selftests.Main
+// takes its lock and saves its value before the first case, and puts the
+// value back on every way out; each case that changes it also restores it
+// itself), or ends the case as SKIP on a kernel without it.
 func requireSwitch(t selftests.T) *mcswitch.Switch {
 	t.Helper()
-	sw, skip, err := mcswitch.Probe()
-	if err != nil {
-		t.Fatalf("%s: %v", switchPath, err)
-	}
-	if sw == nil {
-		t.Skipf("%s", skip)
-	}
-	t.Cleanup(sw.Close)
-	return sw
+	return selftests.RequireSwitch(t)
 }
 
 // switchValue returns the current value, failing the case if it cannot be

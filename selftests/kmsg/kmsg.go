@@ -80,28 +80,33 @@ type Watcher struct {
 	haveFacility bool
 	missed       uint64
 	err          error
+	from         string // where the watch starts, if not at the program's start
 }
 
-// Open starts watching from now: it opens /dev/kmsg non-blocking and seeks to
-// its end, and records the taint mask. It fails when either cannot be read
-// (no /dev/kmsg, or no permission: CAP_SYSLOG with kernel.dmesg_restrict);
-// the caller says so once and goes on without.
-func Open() (*Watcher, error) {
+// Open starts watching the kernel log from the calling process's start:
+// every record logged since then counts, also those logged before Open
+// (a WARNING the program's first instructions caused). It opens
+// /dev/kmsg non-blocking, records the taint mask, and finds the
+// program's start on the log's own clock (Start); where that cannot be
+// done, the watch starts at Open, and From says why. It fails when the
+// log or the taint mask cannot be read (no /dev/kmsg, or no permission:
+// CAP_SYSLOG with kernel.dmesg_restrict); the caller says so once and
+// goes on without. program names the marker line Start writes.
+func Open(program string) (*Watcher, error) { return open(program, markLog) }
+
+func open(program string, mark func(string) (marker, error)) (*Watcher, error) {
 	mask, err := ReadTaint()
 	if err != nil {
 		return nil, err
 	}
+	// A fresh descriptor reads from the oldest record the kernel keeps.
 	fd, err := unix.Open(DevKmsg, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", DevKmsg, err)
 	}
-	// SEEK_END on /dev/kmsg moves past the last record: only what is logged
-	// from now on is read.
-	if _, err := unix.Seek(fd, 0, unix.SEEK_END); err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("seek to the end of %s: %w", DevKmsg, err)
-	}
-	return &Watcher{fd: fd, read: unix.Read, buf: make([]byte, recordBuf), seen: mask}, nil
+	w := &Watcher{fd: fd, read: unix.Read, buf: make([]byte, recordBuf), seen: mask}
+	w.from = w.start(program, mark)
+	return w, nil
 }
 
 // Poll reads every record logged since the last Poll without blocking and
@@ -123,14 +128,17 @@ func (w *Watcher) Poll() []Report {
 }
 
 // drain reads records until the log has no more.
-func (w *Watcher) drain() {
+func (w *Watcher) drain() { w.readAll(w.record) }
+
+// readAll hands every record the log has now to fn.
+func (w *Watcher) readAll(fn func(rec []byte)) {
 	for w.fd >= 0 {
 		n, err := w.read(w.fd, w.buf)
 		switch {
 		case err == nil && n == 0:
 			return
 		case err == nil:
-			w.record(w.buf[:n])
+			fn(w.buf[:n])
 		case errors.Is(err, unix.EAGAIN):
 			return
 		case errors.Is(err, unix.EINTR):

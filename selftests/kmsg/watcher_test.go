@@ -220,15 +220,19 @@ func TestTaintLetters(t *testing.T) {
 	}
 }
 
-// The real log is only read here: nothing is written to the host's log and
-// no taint is set on it.
+// The real log is only read here: nothing is written to the host's log
+// (the marker write is refused, so the watch starts at Open and says so)
+// and no taint is set on it.
 func TestOpenRealLog(t *testing.T) {
-	w, err := Open()
+	w, err := open("kmsg-test", func(string) (marker, error) { return marker{}, errors.New("not in a test") })
 	if err != nil {
 		if errors.Is(err, os.ErrPermission) || errors.Is(err, os.ErrNotExist) {
 			t.Skipf("cannot watch this kernel: %v", err)
 		}
 		t.Fatal(err)
+	}
+	if !strings.Contains(w.From(), "the log cannot be marked: not in a test") {
+		t.Errorf("From() = %q", w.From())
 	}
 	// Whatever the host logs meanwhile is not this test's business; the
 	// point is that Poll returns at once and the watcher closes.

@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -46,7 +47,26 @@ func New(name string) (*NS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("netns %s: %w", name, err)
 	}
-	return &NS{Name: name, fd: fd}, nil
+	ns := &NS{Name: name, fd: fd}
+	if h := onCreate.Load(); h != nil {
+		(*h)(ns)
+	}
+	return ns, nil
+}
+
+// onCreate is told of every namespace New makes.
+var onCreate atomic.Pointer[func(*NS)]
+
+// OnCreate makes New call fn with every namespace it makes from now on
+// (nil: no one), while the namespace is alive and before New returns it:
+// a program uses it to wait, after its cases, until the kernel has torn
+// down every namespace it made.
+func OnCreate(fn func(*NS)) {
+	if fn == nil {
+		onCreate.Store(nil)
+		return
+	}
+	onCreate.Store(&fn)
 }
 
 // Origin returns a handle on the namespace the process started in: the one

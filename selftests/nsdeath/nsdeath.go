@@ -11,11 +11,16 @@
 // A Witness is a namespace of its own that gives every tracked namespace an
 // id (RTM_NEWNSID) and listens on RTNLGRP_NSID: the kernel sends
 // RTM_DELNSID there when cleanup_net takes the tracked namespace. Wait reads
-// those until every tracked namespace is gone, then lets two probe
-// namespaces die one after the other: the netns workqueue is ordered, so
-// once the second probe's RTM_DELNSID arrives, the cleanup_net run that
-// took the tracked namespaces (and the first probe) has returned, exit
-// methods included.
+// those until every tracked namespace is gone, then lets a probe namespace
+// die: cleanup_net is one work item (it never runs twice at once), the
+// tracked namespaces' run had begun when their RTM_DELNSID was sent, and
+// the probe, dropped after that, is taken by a later run; so once the
+// probe's RTM_DELNSID arrives, the run that took the tracked namespaces
+// has returned, exit methods included.
+//
+// Each namespace is tracked for an owner (the case that made it): a case
+// the program abandoned at its deadline may still hold its namespaces,
+// and Forget stops waiting for them instead of blaming the kernel.
 //
 // An id given in the witness namespace is seen only there: it changes
 // nothing for sockets in any other namespace.
@@ -43,13 +48,26 @@ const rcvbuf = 4 << 20
 // Witness tracks namespaces until they are torn down. It is safe for
 // concurrent use.
 type Witness struct {
-	mu   sync.Mutex
-	ns   *netns.NS
-	ctl  *rtnl.Conn
-	sub  *nlsock.Socket
-	live map[int32]string // id in the witness namespace -> name
-	next int32            // the id the next tracked namespace gets
-	err  error            // the first error that made tracking incomplete
+	mu        sync.Mutex
+	ns        *netns.NS
+	ctl       *rtnl.Conn
+	sub       *nlsock.Socket
+	live      map[int32]tracked // id in the witness namespace -> namespace
+	byInode   map[uint64]int32  // nsfs inode of a live tracked namespace -> id
+	next      int32             // the id the next tracked namespace gets
+	failures  []failure         // tracking that failed, so Wait cannot be sure
+	forgotten map[string]bool   // owners not waited for any more
+}
+
+// tracked is a namespace being waited for.
+type tracked struct {
+	name, owner string
+	inode       uint64
+}
+
+type failure struct {
+	owner string
+	err   error
 }
 
 // New creates the witness namespace.
@@ -58,7 +76,7 @@ func New() (*Witness, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Witness{ns: ns, live: map[int32]string{}}
+	w := &Witness{ns: ns, live: map[int32]tracked{}, byInode: map[uint64]int32{}, forgotten: map[string]bool{}}
 	if err := w.open(); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("namespace teardown witness: %w", err)
@@ -98,29 +116,73 @@ func (w *Witness) Close() {
 	w.ns.Close()
 }
 
-// Track gives ns an id in the witness namespace, so that its teardown is
-// seen. Call it while ns is alive (before its handle is closed).
-func (w *Witness) Track(ns *netns.NS) error {
+// Track gives ns, made by owner, an id in the witness namespace, so that
+// its teardown is seen. Call it while ns is alive (before its handle is
+// closed). A namespace tracked already is not tracked twice.
+func (w *Witness) Track(ns *netns.NS, owner string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.forgotten[owner] {
+		return nil
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(ns.FD(), &st); err != nil {
+		return w.failed(owner, fmt.Errorf("track netns %s: fstat: %w", ns.Name, err))
+	}
+	if _, ok := w.byInode[st.Ino]; ok {
+		return nil
+	}
 	// Every namespace gets an id of its own, never one a dead namespace
 	// had: the kernel would hand a freed id out again (the lowest free
 	// one), and an RTM_DELNSID still queued for the dead namespace would
 	// then count as the new one's death.
 	id := w.next
 	if _, err := w.ctl.Do(rtnl.NewNSID(ns.FD(), id)); err != nil {
-		return w.failed(fmt.Errorf("track netns %s: %w", ns.Name, err))
+		return w.failed(owner, fmt.Errorf("track netns %s: %w", ns.Name, err))
 	}
 	w.next++
-	w.live[id] = ns.Name
+	w.live[id] = tracked{name: ns.Name, owner: owner, inode: st.Ino}
+	w.byInode[st.Ino] = id
 	return nil
 }
 
-func (w *Witness) failed(err error) error {
-	if w.err == nil {
-		w.err = err
-	}
+func (w *Witness) failed(owner string, err error) error {
+	w.failures = append(w.failures, failure{owner, err})
 	return err
+}
+
+// Forget stops waiting for the namespaces of owner, now and from now on
+// (its Track calls are ignored), and returns the names of those still
+// alive: a case abandoned at its deadline may still hold them, and they
+// go with the process rather than with the kernel.
+func (w *Witness) Forget(owner string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.forgotten[owner] = true
+	var names []string
+	for id, t := range w.live {
+		if t.owner == owner {
+			names = append(names, t.name)
+			w.drop(id)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (w *Witness) drop(id int32) {
+	delete(w.byInode, w.live[id].inode)
+	delete(w.live, id)
+}
+
+// err is the first tracking failure of an owner not forgotten, or nil.
+func (w *Witness) err() error {
+	for _, f := range w.failures {
+		if !w.forgotten[f.owner] {
+			return f.err
+		}
+	}
+	return nil
 }
 
 // ErrTimeout is returned by Wait when tracked namespaces outlive the
@@ -138,25 +200,22 @@ func (w *Witness) Wait(timeout time.Duration) error {
 	if err := w.drain(deadline); err != nil {
 		return err
 	}
-	// The barrier: two probes, one after the other (see the package
-	// comment).
-	for i := 1; i <= 2; i++ {
-		probe, err := netns.New(fmt.Sprintf("nsdeath-probe%d", i))
-		if err != nil {
-			return fmt.Errorf("namespace teardown barrier: %w", err)
-		}
-		err = w.Track(probe)
-		probe.Close()
-		if err != nil {
-			return err
-		}
-		if err := w.drain(deadline); err != nil {
-			return err
-		}
+	// The barrier: one probe (see the package comment).
+	probe, err := netns.New("nsdeath-probe")
+	if err != nil {
+		return fmt.Errorf("namespace teardown barrier: %w", err)
+	}
+	err = w.Track(probe, "")
+	probe.Close()
+	if err != nil {
+		return err
+	}
+	if err := w.drain(deadline); err != nil {
+		return err
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.err
+	return w.err()
 }
 
 // drain reads the witness socket until no tracked namespace is alive.
@@ -174,14 +233,14 @@ func (w *Witness) drain(deadline time.Time) error {
 			_, werr := w.sub.Wait(left)
 			w.mu.Lock()
 			if werr != nil {
-				return w.failed(werr)
+				return w.failed("", werr)
 			}
 			continue
 		}
 		if err != nil {
 			// An overrun (ENOBUFS) loses notifications: say so
 			// rather than wait for what will never come.
-			return w.failed(fmt.Errorf("namespace teardown witness: %w", err))
+			return w.failed("", fmt.Errorf("namespace teardown witness: %w", err))
 		}
 		for _, m := range d.Msgs {
 			if m.Header.Type != unix.RTM_DELNSID {
@@ -189,9 +248,9 @@ func (w *Witness) drain(deadline time.Time) error {
 			}
 			id, err := rtnl.NSIDOf(m)
 			if err != nil {
-				return w.failed(err)
+				return w.failed("", err)
 			}
-			delete(w.live, id)
+			w.drop(id)
 		}
 	}
 	return nil
@@ -199,8 +258,8 @@ func (w *Witness) drain(deadline time.Time) error {
 
 func (w *Witness) names() string {
 	var names []string
-	for id, n := range w.live {
-		names = append(names, fmt.Sprintf("%s (id %d)", n, id))
+	for id, t := range w.live {
+		names = append(names, fmt.Sprintf("%s (id %d)", t.name, id))
 	}
 	sort.Strings(names)
 	return strings.Join(names, ", ")

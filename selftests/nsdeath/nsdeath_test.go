@@ -31,7 +31,7 @@ func track(t *testing.T, w *Witness, name string) *netns.NS {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Track(ns); err != nil {
+	if err := w.Track(ns, "test"); err != nil {
 		t.Fatal(err)
 	}
 	return ns

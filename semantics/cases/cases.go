@@ -10,7 +10,14 @@ import "nlmcast/selftests"
 // All is the suite in run order. Each case's doc comment says what the
 // kernel does and names the code behind it. The switch program runs the
 // same table again with net.core.netlink_route_mc_index at 0 and at 1.
-var All = []selftests.Case{
+//
+// Every case works in namespaces of its own and changes nothing global
+// (no switch, no sysctl outside its namespaces), so the table is one
+// Group: its cases run concurrently. What the kernel shares between
+// namespaces, they allow for: tc builds its notifications when anyone,
+// in any namespace, listens to RTNLGRP_TC, and the tc cases assert only
+// what holds either way.
+var All = group(Group, []selftests.Case{
 	{Name: "local_subscriber_delivery", Run: localSubscriberDelivery},
 	{Name: "foreign_plain_subscriber_isolated", Run: foreignPlainSubscriberIsolated},
 	{Name: "all_nsid_unmapped_source_ignored", Run: allNSIDUnmappedSourceIgnored},
@@ -38,4 +45,14 @@ var All = []selftests.Case{
 	{Name: "tc_echo_without_listener", Run: tcEchoWithoutListener},
 	{Name: "tc_foreign_listener_gets_nothing", Run: tcForeignListenerGetsNothing},
 	{Name: "tc_subscribed_echo_single_copy", Run: tcSubscribedEchoSingleCopy},
+})
+
+// Group is the table's selftests.Case.Group.
+const Group = "semantics"
+
+func group(name string, cases []selftests.Case) []selftests.Case {
+	for i := range cases {
+		cases[i].Group = name
+	}
+	return cases
 }

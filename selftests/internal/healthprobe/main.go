@@ -7,8 +7,12 @@
 // fails the program when the report comes after the last case.
 //
 // The program's file name picks the variant: a name ending in "-after"
-// logs the WARNING from the suite's cleanup, after the last case; any other
-// name runs the cases quiet, warns, taints and quiet_again.
+// logs the WARNING from the suite's teardown, after the last case; one
+// ending in "-early" logs it as its first instruction, before Main opens
+// the kernel log (so it must fail the first case); one ending in
+// "-settle" logs it from the last cleanup of a Settle case, once that case
+// has released its namespace (so it must fail that case and not the next);
+// any other name runs the cases quiet, warns, taints and quiet_again.
 //
 // It writes to the kernel log and sets taint: run it only in a VM.
 package main
@@ -60,14 +64,26 @@ func main() {
 		{Name: "taints", Run: taints},
 		{Name: "quiet_again", Run: quiet},
 	}}
-	if strings.HasSuffix(filepath.Base(os.Args[0]), "-after") {
+	switch name := filepath.Base(os.Args[0]); {
+	case strings.HasSuffix(name, "-after"):
 		s.Cases = []selftests.Case{{Name: "quiet", Run: quiet}}
-		s.Setup = func(log func(string, ...any)) (func(), error) {
-			return func() {
-				if err := write("/dev/kmsg", FakeWarning+"\n"); err != nil {
-					log("%v", err)
-				}
-			}, nil
+		s.Setup = func(log func(string, ...any)) (func() error, error) {
+			return func() error { return write("/dev/kmsg", FakeWarning+"\n") }, nil
+		}
+	case strings.HasSuffix(name, "-early"):
+		if err := write("/dev/kmsg", FakeWarning+"\n"); err != nil {
+			os.Exit(3)
+		}
+		s.Cases = []selftests.Case{{Name: "quiet", Run: quiet}, {Name: "quiet_again", Run: quiet}}
+	case strings.HasSuffix(name, "-settle"):
+		s.Cases = []selftests.Case{
+			{Name: "tears_down", Settle: true, Run: func(t selftests.T) {
+				// Cleanups run last first: this one runs after the
+				// namespace's handles are closed.
+				t.Cleanup(func() { warns(t) })
+				selftests.NewNS(t, "S")
+			}},
+			{Name: "quiet_after", Run: quiet},
 		}
 	}
 	os.Exit(selftests.Main(s))

@@ -59,7 +59,7 @@ func main() {
 
 // watched does what mode says and checks that a Watcher reports exactly it.
 func watched(mode string) error {
-	w, err := kmsg.Open()
+	w, err := kmsg.Open("kmsgprobe")
 	if err != nil {
 		return err
 	}

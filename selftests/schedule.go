@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0
+
+package selftests
+
+import (
+	"fmt"
+	"time"
+
+	"nlmcast/ktap"
+	"nlmcast/selftests/kmsg"
+)
+
+// outcome is what one case ended with, before it is printed.
+type outcome struct {
+	res     ktap.Result
+	reason  string
+	elapsed time.Duration
+	lines   []string      // its diagnostics, when it ran beside others
+	reports []kmsg.Report // kernel reports read while it ran
+	beside  []string      // the cases running when those were read
+	stuck   bool          // abandoned at its deadline, still holding what it made
+	done    bool
+}
+
+// runCases runs the cases in table order, consecutive cases of one Group
+// together, and prints each result as it is known.
+func runCases(s Suite, cases []Case, w *ktap.Writer, opt options, h *health) {
+	for i := 0; i < len(cases); {
+		if Interrupted() {
+			w.Diag("%s: %s and the %d cases after it did not run", interruptedBy(), cases[i].Name, len(cases)-i-1)
+			return
+		}
+		j := i + 1
+		if g := cases[i].Group; g != "" && opt.jobs > 1 {
+			for j < len(cases) && cases[j].Group == g {
+				j++
+			}
+		}
+		if j-i == 1 {
+			runAlone(s, cases[i], w, opt, h)
+		} else if n := runGroup(s, cases[i:j], w, opt, h); n < j-i {
+			w.Diag("%s: %s and the %d cases after it did not run", interruptedBy(), cases[i+n].Name, len(cases)-i-n-1)
+			return
+		}
+		i = j
+	}
+}
+
+// runAlone runs one case by itself: its diagnostics stream as they come.
+func runAlone(s Suite, c Case, w *ktap.Writer, opt options, h *health) {
+	current.Store(c.Name)
+	start := time.Now()
+	var o outcome
+	o.res, o.reason, o.stuck = runCase(c, w, opt, nil)
+	if o.stuck {
+		h.forget(w, c.Name)
+	}
+	if c.Settle {
+		if msg := h.settle(); msg != "" {
+			w.Diag("%s: %s", c.Name, msg)
+			if o.res != ktap.Fail {
+				o.res, o.reason = ktap.Fail, "its namespaces were not torn down"
+			}
+		}
+	}
+	o.reports = h.reports()
+	o.elapsed = time.Since(start)
+	o.done = true
+	printResult(s, c, w, h, &o)
+}
+
+// runGroup runs consecutive cases of one Group, opt.jobs at a time, in table
+// order, and prints each result once it and the ones before it are
+// known. The kernel log is read each time one ends: a report then is
+// blamed on every case of the group that was running. It returns how many
+// of the cases it started (fewer after a stop).
+func runGroup(s Suite, cases []Case, w *ktap.Writer, opt options, h *health) int {
+	group := "group " + cases[0].Group
+	current.Store(group)
+	outs := make([]outcome, len(cases))
+	ended := make(chan int)
+	running := map[int]bool{}
+	starts := make([]time.Time, len(cases))
+	next, printed, started := 0, 0, 0
+	for printed < len(cases) {
+		for len(running) < opt.jobs && next < len(cases) && !Interrupted() {
+			k := next
+			running[k] = true
+			starts[k] = time.Now()
+			go func() {
+				o := &outs[k]
+				o.res, o.reason, o.stuck = runCase(cases[k], w, opt, &o.lines)
+				ended <- k
+			}()
+			next++
+			started++
+		}
+		if len(running) == 0 {
+			break // stopped before the rest started
+		}
+		k := <-ended
+		delete(running, k)
+		outs[k].elapsed = time.Since(starts[k])
+		outs[k].done = true
+		if reps := h.reports(); len(reps) > 0 {
+			blamed := []int{k}
+			for r := range running {
+				blamed = append(blamed, r)
+			}
+			for _, b := range blamed {
+				outs[b].reports = append(outs[b].reports, reps...)
+				for _, other := range blamed {
+					if other != b {
+						outs[b].beside = append(outs[b].beside, cases[other].Name)
+					}
+				}
+			}
+		}
+		for printed < started && outs[printed].done {
+			o := &outs[printed]
+			for _, l := range o.lines {
+				w.Diag("%s", l)
+			}
+			if o.stuck {
+				h.forget(w, group)
+			}
+			printResult(s, cases[printed], w, h, o)
+			printed++
+		}
+	}
+	return started
+}
+
+// printResult judges a case's outcome against the kernel's health and prints
+// its result line.
+func printResult(s Suite, c Case, w *ktap.Writer, h *health, o *outcome) {
+	res, reason := judge(w, c.Name, o.reports, o.beside, o.res, o.reason)
+	if res == ktap.Pass && c.RequireKernelLog && !h.logWatched() {
+		res, reason = ktap.Skip, fmt.Sprintf("%s; the case's verdict rests on it, and all its other checks passed", h.unwatched)
+	}
+	w.Result(s.Name+"."+c.Name, res, reason, o.elapsed)
+}
