@@ -60,12 +60,12 @@ func InInitialUserNS() bool {
 	return strings.Join(strings.Fields(string(b)), " ") == "0 0 4294967295"
 }
 
-// SkipWithout ends the case as SKIP when err is the EPERM of what, an
+// skipWithout ends the case as SKIP when err is the EPERM of what, an
 // operation that needs capability, and the program lacks it: not in its
 // effective set, or held only in a child user namespace (a fake root) while
 // the kernel checks it over the initial one. Any other err, an EPERM
 // included that no missing capability explains, is left to the caller.
-func SkipWithout(t T, err error, capability int, what string) {
+func skipWithout(t T, err error, capability int, what string) {
 	t.Helper()
 	if why := lacks(err, capability); why != "" {
 		t.Skipf("%s needs %s, %s (%v)", what, CapName(capability), why, err)
@@ -97,17 +97,17 @@ func lacks(err error, capability int) string {
 // thread's credentials as its file credentials for good.
 func WithoutCapability(capability int, fn func() error) error {
 	return netns.OnThread(func() error {
-		if err := DropCapability(capability); err != nil {
+		if err := dropCapability(capability); err != nil {
 			return err
 		}
 		return fn()
 	})
 }
 
-// DropCapability removes capability from the calling thread's effective
+// dropCapability removes capability from the calling thread's effective
 // set. Call it only on a thread that is retired afterwards (inside
 // netns.NS.Do or netns.OnThread).
-func DropCapability(capability int) error {
+func dropCapability(capability int) error {
 	hdr, data, err := capabilities()
 	if err != nil {
 		return err

@@ -38,7 +38,7 @@ func Kernel(t T) KernelVersion {
 			kernel.err = fmt.Errorf("uname: %w", err)
 			return
 		}
-		kernel.v, kernel.err = ParseKernelRelease(unix.ByteSliceToString(u.Release[:]))
+		kernel.v, kernel.err = parseKernelRelease(unix.ByteSliceToString(u.Release[:]))
 	})
 	if kernel.err != nil {
 		t.Fatalf("%v", kernel.err)
@@ -46,9 +46,9 @@ func Kernel(t T) KernelVersion {
 	return kernel.v
 }
 
-// ParseKernelRelease reads major.minor from a uname release string such
+// parseKernelRelease reads major.minor from a uname release string such
 // as "6.18.44-1-amd64" or "6.1.0".
-func ParseKernelRelease(release string) (KernelVersion, error) {
+func parseKernelRelease(release string) (KernelVersion, error) {
 	fields := strings.SplitN(release, ".", 3)
 	if len(fields) < 2 {
 		return KernelVersion{}, fmt.Errorf("kernel release %q: want major.minor", release)

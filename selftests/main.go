@@ -23,13 +23,13 @@ import (
 	"nlmcast/selftests/netns"
 )
 
-// DefaultDeadline is the per-case deadline unless -deadline or
+// defaultDeadline is the per-case deadline unless -deadline or
 // Case.Timeout says otherwise. The slowest case, netns_churn on the
 // KASAN+lockdep kernel under TCG on a loaded 2-CPU host, took 14 s, and a
 // failing case also waits out its polling deadlines (10 s for a
 // namespace's death, 5 s for a reply): 90 s is over 6 times the first and
 // leaves most of the runner's 300 s to the other cases.
-const DefaultDeadline = 90 * time.Second
+const defaultDeadline = 90 * time.Second
 
 // verbose is -v: every transcript is logged, also when it is as expected.
 var verbose atomic.Bool
@@ -106,7 +106,7 @@ func parseArgs(s Suite, args []string, stderr io.Writer) (opt options, usage fun
 	fs.SetOutput(io.Discard) // errors are printed below, quoted
 	fs.BoolVar(&opt.list, "l", false, "list the case names (with -v: and what each checks) and exit")
 	v := fs.Bool("v", false, "print every socket's transcript and every detail, also when it is as expected")
-	fs.DurationVar(&opt.deadline, "deadline", DefaultDeadline, "fail a case still running after `D` and go on to the next (overrides a case's own deadline)")
+	fs.DurationVar(&opt.deadline, "deadline", defaultDeadline, "fail a case still running after `D` and go on to the next (overrides a case's own deadline)")
 	fs.IntVar(&opt.jobs, "j", defaultJobs(), "run up to `N` independent cases at once (1: one at a time)")
 	fs.Func("t", "run only case `NAME` (repeatable; -l lists the names)", func(v string) error {
 		opt.only = append(opt.only, v)
@@ -204,7 +204,7 @@ func printUsage(out io.Writer, s Suite, fs *flag.FlagSet, shared, aliases map[st
 		fmt.Fprintf(&b, "%s\n\n", s.About)
 	}
 	fmt.Fprintf(&b, "A kselftest: prints TAP, exits 0 (pass, some cases skipped), 1 (a failure) or 4 (every case\n"+
-		"skipped). Under the kselftest runner, pass flags with %s.\n", ArgsVariable(s.Name))
+		"skipped). Under the kselftest runner, pass flags with %s.\n", argsVariable(s.Name))
 	groups := []struct {
 		title string
 		in    func(name string) bool
@@ -257,10 +257,10 @@ func isString(f *flag.Flag) bool {
 	return str
 }
 
-// ArgsVariable is the environment variable through which the kselftest
+// argsVariable is the environment variable through which the kselftest
 // runner passes a program its arguments: KSELFTEST_<NAME>_ARGS, NAME
 // upper-cased with every other character than [A-Za-z0-9_] made '_'.
-func ArgsVariable(program string) string {
+func argsVariable(program string) string {
 	b := []byte(strings.ToUpper(program))
 	for i, c := range b {
 		if !('A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {

@@ -101,7 +101,7 @@ func (e NSIDEvent) NewNSID() Msg {
 // on its own (rtnl_net_notifyid() with no request: seq 0, pid 0) on
 // RTNLGRP_NSID about the peer it has the id id for.
 func NSIDNotification(typ uint16, id int32) Msg {
-	return Notification(typ, unix.RTNLGRP_NSID, fmt.Sprintf("nsid %d", id))
+	return Notification(typ, unix.RTNLGRP_NSID, rtnl.NSIDDetail(id))
 }
 
 // NetnsDeathDeadline bounds the wait for the RTM_DELNSID of a namespace
@@ -171,7 +171,7 @@ type AddrEvent struct {
 // NewAddr is the RTM_NEWADDR of the event.
 func (a AddrEvent) NewAddr() Msg {
 	return Msg{Type: unix.RTM_NEWADDR, Seq: a.Seq, Pid: a.Pid, Group: unix.RTNLGRP_IPV4_IFADDR,
-		Detail: fmt.Sprintf("%s dev %d", a.Prefix, rtnl.LoopbackIndex)}
+		Detail: rtnl.AddrDetail(a.Prefix, rtnl.LoopbackIndex)}
 }
 
 // NewRoute is the RTM_NEWROUTE of the event: the local route in table 255.
@@ -183,7 +183,26 @@ func (a AddrEvent) NewAddr() Msg {
 // RTM_NEWADDR has flags 0 (rtmsg_ifa(): inet_fill_args.flags = 0).
 func (a AddrEvent) NewRoute() Msg {
 	return Msg{Type: unix.RTM_NEWROUTE, Flags: unix.NLM_F_EXCL | unix.NLM_F_CREATE, Group: unix.RTNLGRP_IPV4_ROUTE,
-		Detail: fmt.Sprintf("local %s table %d", a.Prefix, unix.RT_TABLE_LOCAL)}
+		Detail: rtnl.RouteDetail(unix.RTN_LOCAL, a.Prefix, unix.RT_TABLE_LOCAL, 0)}
+}
+
+// DelAddr is the RTM_DELADDR of an event that deletes the address (the
+// AddrEvent NS.DelAddr returns): the request's seq and portid, as for
+// RTM_NEWADDR (rtmsg_ifa() from __inet_del_ifa()).
+func (a AddrEvent) DelAddr() Msg {
+	m := a.NewAddr()
+	m.Type = unix.RTM_DELADDR
+	return m
+}
+
+// DelRoute is the RTM_DELROUTE of an event that deletes the address: its
+// local route goes, deleted by the kernel on its own (fib_del_ifaddr() ->
+// fib_magic(RTM_DELROUTE)), so seq 0, pid 0 and flags 0, after the
+// RTM_DELADDR.
+func (a AddrEvent) DelRoute() Msg {
+	m := a.NewRoute()
+	m.Type, m.Flags = unix.RTM_DELROUTE, 0
+	return m
 }
 
 // AddAddr triggers E1 in n from its control socket.
@@ -204,6 +223,15 @@ func (n *NS) AddAddrFrom(c *rtnl.Conn, flags netlink.HeaderFlags) AddrEvent {
 		n.t.Fatalf("netns %s: %v", n.Name, err)
 	}
 	return AddrEvent{Seq: rep.Seq, Pid: c.Portid(), Prefix: p}
+}
+
+// DelAddr deletes the address of e (an AddAddr event) from n's control
+// socket and returns the deletion as an event of its own: its DelAddr and
+// DelRoute are what it notifies, queued before the ACK.
+func (n *NS) DelAddr(e AddrEvent) AddrEvent {
+	n.t.Helper()
+	rep := n.Do(rtnl.DelAddr(rtnl.LoopbackIndex, e.Prefix))
+	return AddrEvent{Seq: rep.Seq, Pid: n.Ctl.Portid(), Prefix: e.Prefix}
 }
 
 // AddAddrAs triggers E1 with a request sent by the subscriber s itself
@@ -248,7 +276,7 @@ func (n *NS) SetL3Stats(on bool) (_ Msg, ok bool) {
 	if err != nil {
 		n.t.Fatalf("netns %s: %v", n.Name, err)
 	}
-	return Notification(unix.RTM_NEWSTATS, unix.RTNLGRP_STATS, fmt.Sprintf("ifindex %d", rtnl.LoopbackIndex)), true
+	return Notification(unix.RTM_NEWSTATS, unix.RTNLGRP_STATS, rtnl.StatsDetail(rtnl.LoopbackIndex)), true
 }
 
 // CreateTC sends a request that creates a tc object (qdisc, filter or
@@ -262,7 +290,7 @@ func (n *NS) CreateTC(r rtnl.Request, needs string) rtnl.Reply {
 	// tc actions are created only with CAP_NET_ADMIN over the initial
 	// user namespace (tc_ctl_action() checks netlink_capable()), unlike
 	// qdiscs and filters, which need it over the namespace's owner.
-	SkipWithout(n.t, err, unix.CAP_NET_ADMIN, r.Name)
+	skipWithout(n.t, err, unix.CAP_NET_ADMIN, r.Name)
 	if err != nil {
 		n.t.Fatalf("netns %s: %v", n.Name, err)
 	}

@@ -163,7 +163,7 @@ func Done(t T) <-chan struct{} {
 	if c, ok := t.(*caseT); ok {
 		return c.stopping
 	}
-	return Stopping()
+	return stopping()
 }
 
 // stopped reports whether t should stop (Done is closed).

@@ -97,7 +97,7 @@ func (n *NS) SocketWithout(capability int, name string, opts ...Option) *Sock {
 	c := newSockConfig(opts)
 	var s *nlsock.Socket
 	err := n.NS.Do(func() error {
-		if err := DropCapability(capability); err != nil {
+		if err := dropCapability(capability); err != nil {
 			return err
 		}
 		var err error
@@ -127,7 +127,7 @@ func (n *NS) configure(s *nlsock.Socket, c sockConfig) *Sock {
 		if !c.ownBuf && lacks(err, unix.CAP_NET_ADMIN) != "" {
 			err = s.SetReceiveBuffer(c.rcvbuf)
 		}
-		SkipWithout(n.t, err, unix.CAP_NET_ADMIN, "SO_RCVBUFFORCE")
+		skipWithout(n.t, err, unix.CAP_NET_ADMIN, "SO_RCVBUFFORCE")
 	} else {
 		err = s.SetReceiveBuffer(c.rcvbuf)
 	}
@@ -166,7 +166,7 @@ func (s *Sock) SetFlag(opt int, on bool) {
 	t.Helper()
 	err := s.SetOption(opt, on)
 	if opt == unix.NETLINK_LISTEN_ALL_NSID {
-		SkipWithout(t, err, unix.CAP_NET_BROADCAST, "setsockopt(NETLINK_LISTEN_ALL_NSID)")
+		skipWithout(t, err, unix.CAP_NET_BROADCAST, "setsockopt(NETLINK_LISTEN_ALL_NSID)")
 	}
 	if err != nil {
 		t.Fatalf("%v", err)

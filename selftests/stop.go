@@ -99,9 +99,9 @@ func Interrupted() bool {
 	}
 }
 
-// Stopping is closed when the program is asked to stop (a signal, or
+// stopping is closed when the program is asked to stop (a signal, or
 // stdout gone): long cases (stress modes, bench rounds) select on it.
-func Stopping() <-chan struct{} { return stop.done }
+func stopping() <-chan struct{} { return stop.done }
 
 // interruptedBy is the result note of a case the stop cut short.
 func interruptedBy() string {

@@ -114,7 +114,7 @@ func RecvError(errno unix.Errno) Msg { return Msg{err: errno} }
 // same on 6.1, 6.12 and 6.18). The subscriber sockets that request have no
 // NETLINK_EXT_ACK, so no NLM_F_ACK_TLVS.
 func Ack(seq, pid uint32) Msg {
-	return Msg{Type: unix.NLMSG_ERROR, Flags: unix.NLM_F_CAPPED, Seq: seq, Pid: pid, Detail: "errno 0"}
+	return Msg{Type: unix.NLMSG_ERROR, Flags: unix.NLM_F_CAPPED, Seq: seq, Pid: pid, Detail: rtnl.AckDetail(0)}
 }
 
 // line is what m looks like on s.

@@ -69,10 +69,10 @@ func runUserNSHelper(proto string) error {
 	return nil
 }
 
-// ErrNoUserNS marks a failure to create a user namespace at all: the kernel
+// errNoUserNS marks a failure to create a user namespace at all: the kernel
 // has none (EINVAL), forbids them (EPERM, e.g. a seccomp policy), or allows
 // no more (ENOSPC, user.max_user_namespaces).
-var ErrNoUserNS = errors.New("cannot create a user namespace")
+var errNoUserNS = errors.New("cannot create a user namespace")
 
 // NewUserNS creates a network namespace owned by a new user namespace whose
 // root is a helper process, and returns it with the unbound netlink socket of
@@ -82,12 +82,12 @@ var ErrNoUserNS = errors.New("cannot create a user namespace")
 // by this process, which as root of the parent user namespace may.
 //
 // When user namespaces are unavailable, NewUserNS returns an error wrapping
-// ErrNoUserNS, for the case to skip with once it has checked what needs
+// errNoUserNS, for the case to skip with once it has checked what needs
 // none. Any other failure fails the case.
 func NewUserNS(t T, name, sockName string, proto int) (*NS, *Sock, error) {
 	t.Helper()
 	sockFD, nsFD, err := startUserNSHelper(proto)
-	if errors.Is(err, ErrNoUserNS) {
+	if errors.Is(err, errNoUserNS) {
 		return nil, nil, err
 	}
 	if err != nil {
@@ -126,7 +126,7 @@ func startUserNSHelper(proto int) (sockFD, nsFD int, err error) {
 		const flags = "clone(CLONE_NEWUSER|CLONE_NEWNET)"
 		for _, errno := range []unix.Errno{unix.EPERM, unix.EINVAL, unix.ENOSPC} {
 			if errors.Is(err, errno) {
-				return -1, -1, fmt.Errorf("%w: %s: %v", ErrNoUserNS, flags, err)
+				return -1, -1, fmt.Errorf("%w: %s: %v", errNoUserNS, flags, err)
 			}
 		}
 		return -1, -1, fmt.Errorf("start user namespace helper (%s): %w", flags, err)

@@ -411,7 +411,7 @@ func flipDeviceMove(sc *scenario) flip {
 	where, next := nsB, 0
 	var onVY []netip.Prefix
 	addrMsg := func(typ uint16, p netip.Prefix) selftests.Msg {
-		return selftests.Notification(typ, gAddr, fmt.Sprintf("%s dev %d", p, vy))
+		return selftests.Notification(typ, gAddr, rtnl.AddrDetail(p, uint32(vy)))
 	}
 	return flip{
 		change: func() {

@@ -185,9 +185,9 @@ func (w *Witness) err() error {
 	return nil
 }
 
-// ErrTimeout is returned by Wait when tracked namespaces outlive the
+// errTimeout is returned by Wait when tracked namespaces outlive the
 // deadline; the message names them.
-var ErrTimeout = errors.New("namespaces not torn down in time")
+var errTimeout = errors.New("namespaces not torn down in time")
 
 // Wait returns once every tracked namespace has been torn down and the
 // kernel's cleanup run that took it has returned, or with an error when
@@ -227,7 +227,7 @@ func (w *Witness) drain(deadline time.Time) error {
 		if errors.Is(err, nlsock.ErrEmpty) {
 			left := time.Until(deadline)
 			if left <= 0 {
-				return fmt.Errorf("%w: %s still alive after the deadline", ErrTimeout, w.names())
+				return fmt.Errorf("%w: %s still alive after the deadline", errTimeout, w.names())
 			}
 			w.mu.Unlock()
 			_, werr := w.sub.Wait(left)

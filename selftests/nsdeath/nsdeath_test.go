@@ -56,7 +56,7 @@ func TestWaitNamesWhatOutlivesTheDeadline(t *testing.T) {
 	kept := track(t, w, "kept")
 	defer kept.Close()
 	err := w.Wait(300 * time.Millisecond)
-	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "kept (id ") || strings.Contains(err.Error(), "gone") {
-		t.Fatalf("Wait = %v, want ErrTimeout naming only netns kept", err)
+	if !errors.Is(err, errTimeout) || !strings.Contains(err.Error(), "kept (id ") || strings.Contains(err.Error(), "gone") {
+		t.Fatalf("Wait = %v, want errTimeout naming only netns kept", err)
 	}
 }

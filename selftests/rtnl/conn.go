@@ -191,8 +191,8 @@ func ParseError(name string, m netlink.Message) error {
 	return e
 }
 
-// AckErrno returns the errno an NLMSG_ERROR message carries (0 for an ACK).
-func AckErrno(m netlink.Message) int {
+// ackErrno returns the errno an NLMSG_ERROR message carries (0 for an ACK).
+func ackErrno(m netlink.Message) int {
 	if len(m.Data) < 4 {
 		return -1
 	}

@@ -52,7 +52,7 @@ func Describe(m netlink.Message) string {
 		return describeLink(m.Data)
 	case unix.RTM_NEWNSID, unix.RTM_DELNSID:
 		if id, err := NSIDOf(m); err == nil {
-			return fmt.Sprintf("nsid %d", id)
+			return NSIDDetail(id)
 		}
 	case unix.RTM_NEWNEXTHOP, unix.RTM_DELNEXTHOP:
 		return describeAttrs(m.Data, 8, map[uint16]string{unix.NHA_ID: "id"})
@@ -63,10 +63,10 @@ func Describe(m netlink.Message) string {
 		return describeActions(m.Data)
 	case unix.RTM_NEWSTATS:
 		if len(m.Data) >= 8 {
-			return fmt.Sprintf("ifindex %d", binary.NativeEndian.Uint32(m.Data[4:]))
+			return StatsDetail(binary.NativeEndian.Uint32(m.Data[4:]))
 		}
 	case unix.NLMSG_ERROR:
-		return fmt.Sprintf("errno %d", AckErrno(m))
+		return AckDetail(ackErrno(m))
 	}
 	return ""
 }
@@ -76,15 +76,18 @@ func describeAddr(b []byte) string {
 		return "short"
 	}
 	plen, ifindex := b[1], binary.NativeEndian.Uint32(b[4:])
-	var addr string
+	var addr netip.Addr
 	forAttrs(b[unix.SizeofIfAddrmsg:], func(typ uint16, v []byte) {
-		if typ == unix.IFA_LOCAL || typ == unix.IFA_MULTICAST || (typ == unix.IFA_ADDRESS && addr == "") {
+		if typ == unix.IFA_LOCAL || typ == unix.IFA_MULTICAST || (typ == unix.IFA_ADDRESS && !addr.IsValid()) {
 			if a, ok := netip.AddrFromSlice(v); ok {
-				addr = a.String()
+				addr = a
 			}
 		}
 	})
-	return fmt.Sprintf("%s/%d dev %d", addr, plen, ifindex)
+	if !addr.IsValid() {
+		return fmt.Sprintf("(no address)/%d dev %d", plen, ifindex)
+	}
+	return AddrDetail(netip.PrefixFrom(addr, int(plen)), ifindex)
 }
 
 var routeTypes = map[uint8]string{unix.RTN_UNICAST: "unicast", unix.RTN_LOCAL: "local",
@@ -95,13 +98,13 @@ func describeRoute(b []byte) string {
 		return "short"
 	}
 	dlen, table, typ := b[1], uint32(b[4]), b[7]
-	dst := "default"
+	var dst netip.Prefix
 	var nhid uint32
 	forAttrs(b[unix.SizeofRtMsg:], func(t uint16, v []byte) {
 		switch t {
 		case unix.RTA_DST:
 			if a, ok := netip.AddrFromSlice(v); ok {
-				dst = fmt.Sprintf("%s/%d", a, dlen)
+				dst = netip.PrefixFrom(a, int(dlen))
 			}
 		case unix.RTA_TABLE:
 			table = binary.NativeEndian.Uint32(v)
@@ -109,47 +112,45 @@ func describeRoute(b []byte) string {
 			nhid = binary.NativeEndian.Uint32(v)
 		}
 	})
-	s := fmt.Sprintf("%s %s table %d", routeTypes[typ], dst, table)
-	if nhid != 0 {
-		s += fmt.Sprintf(" nhid %d", nhid)
-	}
-	return strings.TrimSpace(s)
+	return RouteDetail(typ, dst, table, nhid)
 }
 
 func describeLink(b []byte) string {
 	if len(b) < unix.SizeofIfInfomsg {
 		return "short"
 	}
-	var parts []string
+	var name string
+	var attrs []LinkAttr
 	forAttrs(b[unix.SizeofIfInfomsg:], func(t uint16, v []byte) {
 		switch t {
 		case unix.IFLA_IFNAME:
-			parts = append([]string{strings.TrimRight(string(v), "\x00")}, parts...)
+			name = strings.TrimRight(string(v), "\x00")
 		case unix.IFLA_NEW_NETNSID:
-			parts = append(parts, fmt.Sprintf("new_netnsid %d", int32(binary.NativeEndian.Uint32(v))))
+			attrs = append(attrs, NewNetnsid(int32(binary.NativeEndian.Uint32(v))))
 		case unix.IFLA_NEW_IFINDEX:
-			parts = append(parts, fmt.Sprintf("new_ifindex %d", int32(binary.NativeEndian.Uint32(v))))
+			attrs = append(attrs, NewIfindex(int32(binary.NativeEndian.Uint32(v))))
 		case unix.IFLA_LINK_NETNSID:
-			parts = append(parts, fmt.Sprintf("link_netnsid %d", int32(binary.NativeEndian.Uint32(v))))
+			attrs = append(attrs, LinkNetnsid(int32(binary.NativeEndian.Uint32(v))))
 		}
 	})
-	return strings.Join(parts, " ")
+	return strings.TrimSpace(LinkDetail(name, attrs...))
 }
 
 func describeTC(b []byte) string {
 	if len(b) < 20 {
 		return "short"
 	}
-	parts := []string{fmt.Sprintf("dev %d", int32(binary.NativeEndian.Uint32(b[4:])))}
+	dev := int32(binary.NativeEndian.Uint32(b[4:]))
+	var parts []string
 	forAttrs(b[20:], func(t uint16, v []byte) {
 		switch {
 		case t == unix.TCA_KIND:
 			parts = append(parts, strings.TrimRight(string(v), "\x00"))
 		case t == unix.TCA_CHAIN && len(v) == 4:
-			parts = append(parts, fmt.Sprintf("chain %d", binary.NativeEndian.Uint32(v)))
+			parts = append(parts, TCChain(binary.NativeEndian.Uint32(v)))
 		}
 	})
-	return strings.Join(parts, " ")
+	return strings.TrimSpace(TCDetail(dev, strings.Join(parts, " ")))
 }
 
 // describeActions lists the actions of an RTM_NEWACTION or RTM_DELACTION

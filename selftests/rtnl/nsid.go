@@ -28,8 +28,8 @@ func NewNSID(peerFD int, nsid int32) Request {
 	}
 }
 
-// GetNSID asks for the id that the sender's namespace has for peerFD's.
-func GetNSID(peerFD int) Request {
+// getNSID asks for the id that the sender's namespace has for peerFD's.
+func getNSID(peerFD int) Request {
 	return Request{
 		Name: fmt.Sprintf("RTM_GETNSID fd %d", peerFD),
 		Msg: message(unix.RTM_GETNSID, 0, rtgenmsg, attrs(func(ae *netlink.AttributeEncoder) {
@@ -58,7 +58,7 @@ func NSIDOf(m netlink.Message) (int32, error) {
 // PeerID returns the id c's namespace has for the namespace peerFD refers
 // to, or NotAssigned.
 func (c *Conn) PeerID(peerFD int) (int32, error) {
-	rep, err := c.Do(GetNSID(peerFD))
+	rep, err := c.Do(getNSID(peerFD))
 	if err != nil {
 		return 0, err
 	}

@@ -82,8 +82,8 @@ func TestParseError(t *testing.T) {
 	if e.Message != "Peer netns already has a nsid assigned" {
 		t.Errorf("extack message %q", e.Message)
 	}
-	if AckErrno(nlmsgerr(int32(unix.ENOBUFS), "")) != int(unix.ENOBUFS) {
-		t.Errorf("AckErrno did not return ENOBUFS")
+	if ackErrno(nlmsgerr(int32(unix.ENOBUFS), "")) != int(unix.ENOBUFS) {
+		t.Errorf("ackErrno did not return ENOBUFS")
 	}
 }
 

@@ -171,36 +171,3 @@ func (o TCObject) String() string {
 	}
 	return s
 }
-
-// ActionIndex returns the kind and index of the first action in an
-// RTM_NEWACTION or RTM_DELACTION message (tcamsg, then TCA_ROOT_TAB with
-// one nest per action: TCA_ACT_KIND, TCA_ACT_OPTIONS whose parameters
-// start with struct tc_gen, index first).
-func ActionIndex(m netlink.Message) (kind string, index uint32, ok bool) {
-	if len(m.Data) < 4 {
-		return "", 0, false
-	}
-	forAttrs(m.Data[4:], func(typ uint16, tab []byte) {
-		if typ != unix.TCA_ROOT_TAB || ok {
-			return
-		}
-		forAttrs(tab, func(_ uint16, act []byte) {
-			if ok {
-				return
-			}
-			forAttrs(act, func(t uint16, v []byte) {
-				switch t {
-				case tcaActKind:
-					kind = string(trimNUL(v))
-				case tcaActOptions:
-					forAttrs(v, func(pt uint16, pv []byte) {
-						if pt == tcaMirredParms && len(pv) >= 4 {
-							index, ok = binary.NativeEndian.Uint32(pv), true
-						}
-					})
-				}
-			})
-		})
-	})
-	return kind, index, ok
-}

@@ -3,8 +3,6 @@
 package cases
 
 import (
-	"fmt"
-
 	"golang.org/x/sys/unix"
 
 	"nlmcast/selftests"
@@ -94,10 +92,10 @@ func deviceMoveBetweenNetns(t selftests.T) {
 	}
 	newIDInB := selftests.NSIDNotification(unix.RTM_NEWNSID, aInB)
 	delLink := selftests.Notification(unix.RTM_DELLINK, unix.RTNLGRP_LINK,
-		fmt.Sprintf("vy new_netnsid %d new_ifindex %d", aInB, vy))
+		rtnl.LinkDetail("vy", rtnl.NewNetnsid(aInB), rtnl.NewIfindex(int32(vy))))
 	newIDInA := selftests.NSIDNotification(unix.RTM_NEWNSID, bInA)
 	newLink := selftests.Notification(unix.RTM_NEWLINK, unix.RTNLGRP_LINK,
-		fmt.Sprintf("vy link_netnsid %d", bInA))
+		rtnl.LinkDetail("vy", rtnl.LinkNetnsid(bInA)))
 
 	b.Expect(newIDInB, delLink)
 	a.Expect(newIDInA, newLink)
@@ -114,9 +112,9 @@ func deviceMoveBetweenNetns(t selftests.T) {
 		t.Errorf("after the second move: id of A in B = %d, of B in A = %d; want %d and %d as before", got, back, aInB, bInA)
 	}
 	delLink = selftests.Notification(unix.RTM_DELLINK, unix.RTNLGRP_LINK,
-		fmt.Sprintf("wy new_netnsid %d new_ifindex %d", aInB, wyInA))
+		rtnl.LinkDetail("wy", rtnl.NewNetnsid(aInB), rtnl.NewIfindex(int32(wyInA))))
 	newLink = selftests.Notification(unix.RTM_NEWLINK, unix.RTNLGRP_LINK,
-		fmt.Sprintf("wy link_netnsid %d", bInA))
+		rtnl.LinkDetail("wy", rtnl.LinkNetnsid(bInA)))
 	b.Expect(delLink)
 	a.Expect(newLink)
 	o.Expect(delLink.NSID(idOfB), newLink.NSID(idOfA))

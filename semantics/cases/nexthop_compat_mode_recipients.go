@@ -3,7 +3,6 @@
 package cases
 
 import (
-	"fmt"
 	"net/netip"
 
 	"golang.org/x/sys/unix"
@@ -54,11 +53,11 @@ func nexthopCompatModeRecipients(t selftests.T) {
 	pid := s.Ctl.Portid()
 	nexthop := func(rep rtnl.Reply, nhid uint32) selftests.Msg {
 		return selftests.Msg{Type: unix.RTM_NEWNEXTHOP, Flags: rep.Flags, Seq: rep.Seq, Pid: pid, Group: unix.RTNLGRP_NEXTHOP,
-			Detail: fmt.Sprintf("id %d", nhid)}
+			Detail: rtnl.NexthopDetail(nhid)}
 	}
 	route := func(seq uint32, r rtnl.Route) selftests.Msg {
 		return selftests.Msg{Type: unix.RTM_NEWROUTE, Flags: unix.NLM_F_REPLACE, Seq: seq, Pid: pid, Group: unix.RTNLGRP_IPV4_ROUTE,
-			Detail: fmt.Sprintf("unicast %s table %d nhid %d", r.Dst, unix.RT_TABLE_MAIN, r.NHID)}
+			Detail: rtnl.RouteDetail(unix.RTN_UNICAST, r.Dst, unix.RT_TABLE_MAIN, r.NHID)}
 	}
 	expect := func(want ...selftests.Msg) {
 		t.Helper()

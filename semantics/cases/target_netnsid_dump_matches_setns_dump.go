@@ -59,7 +59,7 @@ func targetNetnsidDumpMatchesSetnsDump(t selftests.T) {
 	targeted := mustDumpAddrs(t, dumpConn(t, o, true), nsidPtr(id))
 	inS := mustDumpAddrs(t, dumpConn(t, s, true), nil)
 	expectAddrSet(t, "dump in S", inS, loAddr, e.Prefix.String()+" dev 1",
-		fmt.Sprintf("203.0.113.1/24 dev %d", v0), fmt.Sprintf("192.0.2.1/24 dev %d", v1))
+		rtnl.AddrDetail(netip.MustParsePrefix("203.0.113.1/24"), v0), rtnl.AddrDetail(netip.MustParsePrefix("192.0.2.1/24"), v1))
 	expectSameAddrs(t, fmt.Sprintf("dump from O with IFA_TARGET_NETNSID %d against the dump in S", id), targeted, inS, nsidPtr(id))
 
 	sub.Expect()

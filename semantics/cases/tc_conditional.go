@@ -50,7 +50,7 @@ const (
 // (tc_chain_notify() with seq 0 and portid 0): NLM_F_CREATE|NLM_F_EXCL for
 // a new chain, no flags for a deleted one.
 func chainNotification(typ uint16, index int) selftests.Msg {
-	m := selftests.Notification(typ, unix.RTNLGRP_TC, fmt.Sprintf("dev %d chain %d", tcDev, index))
+	m := selftests.Notification(typ, unix.RTNLGRP_TC, rtnl.TCDetail(tcDev, rtnl.TCChain(uint32(index))))
 	if typ == unix.RTM_NEWCHAIN {
 		m.Flags = unix.NLM_F_CREATE | unix.NLM_F_EXCL
 	}
@@ -69,7 +69,7 @@ func tcScript() []tcStep {
 			return selftests.Msg{Type: typ, Seq: seq, Pid: pid, Group: unix.RTNLGRP_TC, Detail: detail}
 		}
 	}
-	filterDetail := fmt.Sprintf("dev %d %s", tcDev, tcFilterKind)
+	filterDetail := rtnl.TCDetail(tcDev, tcFilterKind)
 	newFilter, delFilter := own(unix.RTM_NEWTFILTER, filterDetail), own(unix.RTM_DELTFILTER, filterDetail)
 	actionDetail := fmt.Sprintf("mirred index %d", tcAction)
 	newAction, delAction := own(unix.RTM_NEWACTION, actionDetail), own(unix.RTM_DELACTION, actionDetail)

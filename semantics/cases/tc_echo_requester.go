@@ -3,8 +3,6 @@
 package cases
 
 import (
-	"fmt"
-
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 
@@ -48,7 +46,7 @@ func tcEchoRequester(t selftests.T) {
 			flags = unix.NLM_F_REPLACE
 		}
 		return selftests.Msg{Type: typ, Flags: flags, Seq: seq, Pid: from.Portid(), Group: unix.RTNLGRP_TC,
-			Detail: fmt.Sprintf("dev %d ingress", lo)}
+			Detail: rtnl.TCDetail(lo, "ingress")}
 	}
 	// (a) Unsubscribed requester with ECHO: the echo, then the ACK.
 	seq := r.Request(rtnl.NewIngress(lo), netlink.Echo)

@@ -3,8 +3,6 @@
 package cases
 
 import (
-	"fmt"
-
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 
@@ -48,7 +46,7 @@ func tcForeignListenerGetsNothing(t selftests.T) {
 	q := f.CreateTC(rtnl.NewIngress(tcDev), "the ingress qdisc (sch_ingress)")
 	// NLM_F_REPLACE: the ingress qdisc replaces the built-in noop one.
 	qdisc := selftests.Msg{Type: unix.RTM_NEWQDISC, Flags: unix.NLM_F_REPLACE, Seq: q.Seq, Pid: f.Ctl.Portid(),
-		Group: unix.RTNLGRP_TC, Detail: fmt.Sprintf("dev %d ingress", tcDev)}
+		Group: unix.RTNLGRP_TC, Detail: rtnl.TCDetail(tcDev, "ingress")}
 	fp.Expect(qdisc)
 	fa.Expect(qdisc)
 }

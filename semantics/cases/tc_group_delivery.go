@@ -3,8 +3,6 @@
 package cases
 
 import (
-	"fmt"
-
 	"golang.org/x/sys/unix"
 
 	"nlmcast/selftests"
@@ -47,7 +45,7 @@ func tcGroupDelivery(t selftests.T) {
 	pid := s.Ctl.Portid()
 	tc := func(typ uint16, flags uint16, seq uint32, kind string) selftests.Msg {
 		return selftests.Msg{Type: typ, Flags: flags, Seq: seq, Pid: pid, Group: unix.RTNLGRP_TC,
-			Detail: fmt.Sprintf("dev %d %s", lo, kind)}
+			Detail: rtnl.TCDetail(lo, kind)}
 	}
 
 	var want []selftests.Msg

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0
+
+// Package casecheck finds the mistakes a case table can hide from the
+// compiler, for the tests of the programs: a case function that no case
+// runs (written, compiled, never run), and the table's own mistakes
+// (selftests.CheckCases: two cases of one name, a case without a name or
+// a Run).
+package casecheck
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"sort"
+	"strings"
+
+	"nlmcast/selftests"
+)
+
+// Unregistered returns the case functions of the Go package in dir that
+// no case of table runs: every top-level function of the form
+// `func name(t selftests.T)` (a case's shape; helpers take more) whose
+// name is not the Run of a case. A case may also run a function through
+// a wrapper (a closure), which the table's Run then names instead: list
+// such functions in wrapped.
+func Unregistered(dir string, table []selftests.Case, wrapped ...string) ([]string, error) {
+	run := map[string]bool{}
+	for _, c := range table {
+		if c.Run == nil {
+			continue
+		}
+		name := runtime.FuncForPC(reflect.ValueOf(c.Run).Pointer()).Name()
+		run[name[strings.LastIndexByte(name, '.')+1:]] = true
+	}
+	for _, w := range wrapped {
+		run[w] = true
+	}
+	fset := token.NewFileSet()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || !isCaseShape(fn.Type) || run[fn.Name.Name] {
+				continue
+			}
+			missing = append(missing, fmt.Sprintf("%s (%s)", fn.Name.Name, filepath.Base(path)))
+		}
+	}
+	sort.Strings(missing)
+	return missing, nil
+}
+
+// isCaseShape reports whether a function type is func(selftests.T), with
+// no results.
+func isCaseShape(ft *ast.FuncType) bool {
+	if ft.Results != nil && len(ft.Results.List) > 0 || ft.Params == nil || len(ft.Params.List) != 1 {
+		return false
+	}
+	p := ft.Params.List[0]
+	if len(p.Names) > 1 {
+		return false
+	}
+	sel, ok := p.Type.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	pkg, ok := sel.X.(*ast.Ident)
+	return ok && pkg.Name == "selftests" && sel.Sel.Name == "T"
+}

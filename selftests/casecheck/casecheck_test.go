@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-2.0
+
+package casecheck
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"nlmcast/selftests"
+)
+
+func registered(t selftests.T) {}
+
+// A directory with a registered case, a forgotten one, a helper of
+// another shape and a method of the case shape: only the forgotten one is
+// reported.
+func TestUnregistered(t *testing.T) {
+	dir := t.TempDir()
+	src := `package cases
+
+import "nlmcast/selftests"
+
+func registered(t selftests.T) {}
+func forgotten(t selftests.T)  {}
+func helper(t selftests.T, n int) {}
+func result(t selftests.T) int { return 0 }
+
+type x struct{}
+
+func (x) method(t selftests.T) {}
+`
+	if err := os.WriteFile(filepath.Join(dir, "a.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Unregistered(dir, []selftests.Case{{Name: "registered", Run: registered}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"forgotten (a.go)"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Unregistered = %q, want %q", got, want)
+	}
+	got, _ = Unregistered(dir, []selftests.Case{{Name: "registered", Run: registered}}, "forgotten")
+	if len(got) != 0 {
+		t.Errorf("with forgotten listed as wrapped: %q, want nothing", got)
+	}
+}
