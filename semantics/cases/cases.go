@@ -22,6 +22,7 @@ var All = group(Group, []selftests.Case{
 	{Name: "foreign_plain_subscriber_isolated", Run: foreignPlainSubscriberIsolated},
 	{Name: "all_nsid_unmapped_source_ignored", Run: allNSIDUnmappedSourceIgnored},
 	{Name: "all_nsid_mapped_source_reports_nsid", Run: allNSIDMappedSourceReportsNSID},
+	{Name: "address_delete_notified", Run: addressDeleteNotified},
 	{Name: "local_all_nsid_single_copy", Run: localAllNSIDSingleCopy},
 	{Name: "all_nsid_option_toggle_live", Run: allNSIDOptionToggleLive},
 	{Name: "all_nsid_requires_cap_net_broadcast", Run: allNSIDRequiresCapNetBroadcast},
