@@ -244,3 +244,16 @@ type pollFunc func() []kmsg.Report
 
 func (p pollFunc) Poll() []kmsg.Report { return p() }
 func (pollFunc) Close() error          { return nil }
+
+// AwaitTeardown waits, from inside a case, until the kernel has torn down
+// every namespace made so far whose last reference is gone: for a case
+// that must look at the kernel after its namespaces' exit methods ran (a
+// leak scan). It returns at once under go test, which tracks nothing.
+func AwaitTeardown(t T) error {
+	t.Helper()
+	w := tracker.Load()
+	if w == nil {
+		return nil
+	}
+	return w.Wait(teardownDeadline)
+}

@@ -58,10 +58,12 @@ func (c *churn) problem(p string) {
 	}
 }
 
-// churnSock is a churn socket with what it may receive.
+// churnSock is a churn socket with what it may receive. exact, if set,
+// records its stream to be judged as a stable receiver's.
 type churnSock struct {
 	s     *nlsock.Socket
 	rules verify.Churn
+	exact *stable
 }
 
 // where names the namespace a churn socket lives in and what it may see.
@@ -75,15 +77,28 @@ func (w where) rules(name string) verify.Churn {
 	return verify.Churn{Name: name, EverJoined: map[uint32]bool{}, LocalSender: w.localSender, Mapped: w.mapped}
 }
 
-// check reads everything queued on cs and judges each message.
+// check reads everything queued on cs and judges each message (or, for
+// an exact socket, records it).
 func (c *churn) check(cs *churnSock) {
 	for {
 		d, err := cs.s.Recv()
 		if errors.Is(err, nlsock.ErrEmpty) {
+			if cs.exact != nil {
+				cs.exact.event(verify.Drained)
+			}
 			return
 		}
 		if errors.Is(err, unix.ENOBUFS) {
+			if cs.exact != nil {
+				cs.exact.event(verify.Overrun)
+				continue
+			}
 			c.counts.Overruns.Add(1)
+			continue
+		}
+		if err == nil && cs.exact != nil {
+			c.counts.MsgsChecked.Add(int64(len(d.Msgs)))
+			cs.exact.add(d)
 			continue
 		}
 		if err != nil {

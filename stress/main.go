@@ -98,6 +98,9 @@ func findCPUs(log func(format string, args ...any)) (func() error, error) {
 	if len(cpus) < cfg.senders {
 		log("%d CPUs for %d senders: senders share CPUs (sender i on CPU %v[i mod %d])", len(cpus), cfg.senders, cpus, len(cpus))
 	}
+	for _, w := range cfg.weaknesses() {
+		log("this run proves less: %s", w)
+	}
 	return nil, nil
 }
 
@@ -109,7 +112,41 @@ func runModeCase(t selftests.T, m mode) {
 		t.Skipf("%s", skip)
 	}
 	if sw == nil {
-		t.Logf("%s: fixed0 runs the only walk this kernel has", skip)
+		t.Logf("%s: %s runs the only walk this kernel has", skip, m.name)
+	}
+	writer := -1
+	if m.flipping() {
+		if len(cpus) < cfg.senders+1 {
+			t.Skipf("the switch writer is pinned to a CPU no sender uses, so that its flips land while broadcasts run: %d senders and the writer need %d CPUs, this program may use %d (%v)",
+				cfg.senders, cfg.senders+1, len(cpus), cpus)
+		}
+		writer = cpus[cfg.senders]
+	}
+	var inj *failslab
+	var leaks *kmemleak
+	if m.faults {
+		f, skip, err := openFailslab()
+		switch {
+		case err != nil:
+			t.Fatalf("%v", err)
+		case skip != "":
+			t.Skipf("%s", skip)
+		}
+		t.Cleanup(func() {
+			if err := f.close(); err != nil {
+				t.Errorf("put failslab's settings back: %v", err)
+			}
+		})
+		inj = f
+		k, ok, err := openKmemleak()
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		if ok {
+			leaks = k
+		} else {
+			t.Logf("no %s: leaks are not looked for", kmemleakFile)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -121,7 +158,10 @@ func runModeCase(t selftests.T, m mode) {
 		}
 	}()
 	t.Logf("%s; %d senders, %s, %d cycles per batch", m.about, cfg.senders, cfg.duration, cfg.cycles)
-	out := runMode(ctx, cfg, m, sw, cpus)
+	out := runMode(ctx, cfg, m, sw, cpus, writer, inj)
+	if inj != nil && !out.report.Interrupted {
+		afterFaults(t, &out, inj, leaks)
+	}
 	out.report.Problems = len(out.problems)
 	out.report.Checks = "pass"
 	switch {
@@ -144,6 +184,50 @@ func runModeCase(t selftests.T, m mode) {
 		// Under a stop this reads "interrupted by SIGTERM"; at the
 		// frame's deadline, the TIMEOUT says why.
 		t.Errorf("stopped after %.1fs, before its minima were checked", out.report.DurationS)
+	}
+}
+
+// kmemleakMinAge is how old kmemleak wants an unreferenced object before
+// it reports it (jiffies_min_age, 5 s): a scan sooner after the teardown
+// would miss what the teardown leaked.
+const kmemleakMinAge = 5 * time.Second
+
+// afterFaults checks what a fault mode must have done: failures were
+// injected, and once the kernel has torn down the mode's namespaces, no
+// object leaked.
+func afterFaults(t selftests.T, out *outcome, inj *failslab, leaks *kmemleak) {
+	n, err := inj.injected()
+	if err != nil {
+		out.fail("%v", err)
+	}
+	out.report.Injected = n
+	if min := max(1, cfg.minFailures); n < min {
+		out.fail("%d allocation failures were injected, fewer than %d (-min-failures): the mode proved nothing about the kernel's failure paths", n, min)
+	}
+	if leaks == nil {
+		return
+	}
+	if err := selftests.AwaitTeardown(t); err != nil {
+		out.fail("waiting for the teardown before the leak scan: %v", err)
+		return
+	}
+	select {
+	case <-time.After(kmemleakMinAge):
+	case <-selftests.Done(t):
+		return
+	}
+	suspects, err := leaks.scan()
+	if err != nil {
+		out.fail("%v", err)
+		return
+	}
+	out.report.Kmemleak = len(suspects)
+	for i, s := range suspects {
+		if i == 10 {
+			out.fail("kmemleak: %d suspects in all (%s)", len(suspects), kmemleakFile)
+			break
+		}
+		out.fail("kmemleak: %s", s)
 	}
 }
 
@@ -180,6 +264,11 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.injectDup, "inject-duplicate", false, "SELF-TEST of the checker: halfway through each mode, multicast one duplicate of a message S0 caused; the mode must fail")
 	fs.BoolVar(&c.injectWarning, "inject-warning", false, "SELF-TEST of the kernel watch: halfway through each mode, write a WARNING line to /dev/kmsg; the mode must fail (VMs only: other watchers of the kernel log see it too)")
 	fs.BoolVar(&c.injectTeardownWarning, "inject-teardown-warning", false, "SELF-TEST of the kernel watch: write a WARNING line to /dev/kmsg once a mode has released its namespaces, while the kernel tears them down; that mode (not the next) must fail (VMs only)")
+	fs.BoolVar(&c.injectLoss, "inject-loss", false, "SELF-TEST of the checker: the drainer of a stable receiver throws away one message it read; the mode must fail")
+	fs.BoolVar(&c.injectIdle, "inject-idle", false, "SELF-TEST of the checker: halfway through each mode, send one message to an idle subscriber; the mode must fail")
+	fs.BoolVar(&c.injectOverrun, "inject-overrun", false, "SELF-TEST of the checker: halfway through each mode, make a stable receiver overrun; the mode must fail (the fault modes account for overruns: there it must pass)")
+	fs.IntVar(&c.failPercent, "fail-percent", 5, "fault modes: the percentage of the senders' socket buffer allocations that fail")
+	fs.Int64Var(&c.minFailures, "min-failures", 1, "fault modes: allocation failures a mode must inject to pass")
 }
 
 // check validates the flags.
@@ -201,11 +290,40 @@ func (c *config) check() error {
 		return fmt.Errorf("-idle %d: must not be negative", c.idle)
 	case c.nsPace <= 0:
 		return fmt.Errorf("-netns-pace %s: must be positive", c.nsPace)
+	case c.duration > maxDuration || c.maxDuration > maxDuration:
+		return fmt.Errorf("-duration %s, -max-duration %s: at most %s each (run the program again for more)", c.duration, c.maxDuration, maxDuration)
+	case c.failPercent < 1 || c.failPercent > 100:
+		return fmt.Errorf("-fail-percent %d: want 1..100", c.failPercent)
+	case c.minFailures < 0:
+		return fmt.Errorf("-min-failures %d: must not be negative", c.minFailures)
 	}
 	if c.maxDuration == 0 {
-		c.maxDuration = 4 * c.duration
+		c.maxDuration = min(4*c.duration, maxDuration)
 	}
 	return nil
+}
+
+// maxDuration bounds -duration and -max-duration: a week, far more than
+// any run needs, and far from where 4 × -duration overflows.
+const maxDuration = 7 * 24 * time.Hour
+
+// weaknesses are what the flags make a run prove less than its modes'
+// names say, for a note at the start.
+func (c *config) weaknesses() []string {
+	var w []string
+	if c.senders == 1 {
+		w = append(w, "-senders 1: no two senders' broadcasts overlap in the kernel")
+	}
+	if c.minBatches == 0 {
+		w = append(w, "-min-batches 0: a mode may pass with senders that completed no batch")
+	}
+	if c.minWrites == 0 {
+		w = append(w, "-min-writes 0: the switch mode may pass without a verified flip")
+	}
+	if c.idle == 0 {
+		w = append(w, "-idle 0: the walks of the global lists are short")
+	}
+	return w
 }
 
 // allowedCPUs lists the CPUs the program may run on.

@@ -77,3 +77,60 @@ func TestInjectedDuplicateFails(t *testing.T) {
 		}
 	}
 }
+
+// selfTest runs fixed0 for two seconds with one of the checker's
+// self-tests and returns the output, which must be a failure.
+func selfTest(t *testing.T, flag string) string {
+	t.Helper()
+	requireRoot(t)
+	code, out := runProgram(t, "-t", "fixed0", "-duration", "2s", "-min-batches", "1", "-idle", "64", flag)
+	if code != ktap.ExitFail || !strings.Contains(out, "not ok 1 "+program+".fixed0") {
+		t.Fatalf("%s: exit %d, want %d; output:\n%s", flag, code, ktap.ExitFail, out)
+	}
+	return out
+}
+
+// A message a stable receiver's drainer threw away is a loss, named.
+func TestInjectedLossFails(t *testing.T) {
+	out := selfTest(t, "-inject-loss")
+	for _, want := range []string{"self-test: the drainer of local-plain", "local-plain", "lost: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("diagnosis lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// A message in an idle subscriber fails the emptiness check.
+func TestInjectedIdleMessageFails(t *testing.T) {
+	out := selfTest(t, "-inject-idle")
+	for _, want := range []string{"self-test: sent a message to idle subscriber", "idle subscriber: socket \"I0-idle-0\"", "must receive nothing, but holds type 1 seq 1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("diagnosis lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// An overrun of a stable receiver (without injected allocation failures,
+// a failure of the run's design) fails the mode.
+func TestInjectedOverrunFails(t *testing.T) {
+	out := selfTest(t, "-inject-overrun")
+	for _, want := range []string{"self-test: made local-plain", "ENOBUFS at #", "though no allocation was made to fail"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("diagnosis lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// Flags that would make a run prove less than its name says are said.
+func TestWeakFlagsAreSaid(t *testing.T) {
+	c := config{senders: 1, minBatches: 0, minWrites: 0, idle: 0}
+	got := strings.Join(c.weaknesses(), "\n")
+	for _, want := range []string{"-senders 1", "-min-batches 0", "-min-writes 0", "-idle 0"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("weaknesses lack %q: %q", want, got)
+		}
+	}
+	if code, out := runProgram(t, "-duration", "1000000h"); code != ktap.ExitFail || !strings.Contains(out, "at most 168h0m0s") {
+		t.Errorf("-duration 1000000h: exit %d, output:\n%s", code, out)
+	}
+}

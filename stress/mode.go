@@ -30,20 +30,32 @@ type config struct {
 	// injectTeardownWarning writes the WARNING once the mode has released
 	// its namespaces, while the kernel tears them down.
 	injectTeardownWarning bool
+	injectLoss            bool // a stable receiver's drainer drops a message it read
+	injectIdle            bool // an idle subscriber is sent a message
+	injectOverrun         bool // a stable receiver is made to overrun
+	failPercent           int  // fault modes: failslab's probability
+	minFailures           int64
 }
 
-// mode is one of the three runs.
+// mode is one of the runs.
 type mode struct {
-	name  string
-	value string // the switch value held during the run; "" = flipping
-	about string
+	name   string
+	value  string // the switch value held during the run; "" = flipping
+	about  string
+	faults bool // allocations of socket buffers fail in the senders' threads
 }
 
 var modes = []mode{
-	{"fixed0", "0", "switch held at 0 (the global walk; on a kernel without the switch, its only walk)"},
-	{"fixed1", "1", "switch held at 1 (the per-netns index walk)"},
-	{"switch", "", "switch flipped between 0 and 1 as fast as the kernel takes it, from its own thread"},
+	{"fixed0", "0", "switch held at 0 (the global walk; on a kernel without the switch, its only walk)", false},
+	{"fixed1", "1", "switch held at 1 (the per-netns index walk)", false},
+	{"switch", "", "switch flipped between 0 and 1 as fast as the kernel takes it, from its own thread", false},
+	{"faults0", "0", "fixed0 with socket buffer allocations failing in the senders' threads (failslab): every loss must be one the kernel reports", true},
+	{"faults1", "1", "fixed1 with socket buffer allocations failing in the senders' threads", true},
+	{"faultswitch", "", "switch mode with socket buffer allocations failing in the senders' threads", true},
 }
+
+// flipping says the mode flips the switch.
+func (m mode) flipping() bool { return m.value == "" }
 
 // outcome is what one mode found.
 type outcome struct {
@@ -56,10 +68,12 @@ func (o *outcome) fail(f string, a ...any) { o.problems = append(o.problems, fmt
 
 // runMode runs one mode: fresh namespaces, stable receivers, idle
 // subscribers, senders, churn and (switch mode) the switch writer, for
-// cfg.duration; then it judges every receiver.
-func runMode(ctx context.Context, cfg config, m mode, sw *mcswitch.Switch, cpus []int) (out outcome) {
+// cfg.duration; then it judges every receiver. cpus are the CPUs the
+// senders are pinned to, one each, and writerCPU the switch writer's. inj
+// is the fault modes' failure injection (nil otherwise).
+func runMode(ctx context.Context, cfg config, m mode, sw *mcswitch.Switch, cpus []int, writerCPU int, inj *failslab) (out outcome) {
 	out.report.Mode = m.name
-	t := &topology{cfg: cfg}
+	t := &topology{cfg: cfg, faults: inj != nil}
 	defer func() {
 		t.close()
 		if cfg.injectTeardownWarning {
@@ -79,7 +93,7 @@ func runMode(ctx context.Context, cfg config, m mode, sw *mcswitch.Switch, cpus 
 	out.report.Switch = "absent"
 	if sw != nil {
 		v, state := m.value, m.value
-		if v == "" {
+		if m.flipping() {
 			v, state = "0", "flipping"
 		}
 		if err := sw.Set(v); err != nil {
@@ -89,36 +103,49 @@ func runMode(ctx context.Context, cfg config, m mode, sw *mcswitch.Switch, cpus 
 		out.report.Switch = state
 	}
 
-	elapsed, writes := t.run(ctx, &out, sw)
+	elapsed, writes := t.run(ctx, &out, sw, writerCPU, inj)
 	if ctx.Err() != nil {
 		out.report.Interrupted = true
 	}
 	t.judge(&out)
-	if sw != nil && m.value != "" {
+	if sw != nil && !m.flipping() {
 		if v, err := sw.Read(); err != nil || v != m.value {
 			out.fail("the switch reads %q (%v) after the run, it was held at %s", v, err, m.value)
 		}
 	}
 	fillReport(&out.report, elapsed, t.senders, &t.churn.counts, writes)
-	if !out.report.Interrupted {
-		for _, s := range t.senders {
-			if s.batches < cfg.minBatches {
-				out.fail("sender %s completed %d batches in %.1fs (-max-duration %s), fewer than -min-batches %d", s.name, s.batches, elapsed.Seconds(), cfg.maxDuration, cfg.minBatches)
-			}
+	if out.report.Interrupted {
+		return out
+	}
+	for _, s := range t.senders {
+		if s.batches < cfg.minBatches {
+			out.fail("sender %s completed %d batches in %.1fs (-max-duration %s), fewer than -min-batches %d", s.name, s.batches, elapsed.Seconds(), cfg.maxDuration, cfg.minBatches)
 		}
-		if out.report.Switch == "flipping" && writes < cfg.minWrites {
+	}
+	if out.report.Switch == "flipping" {
+		if writes < cfg.minWrites {
 			out.fail("the switch writer made %d verified writes in %.1fs (-max-duration %s), fewer than -min-writes %d", writes, elapsed.Seconds(), cfg.maxDuration, cfg.minWrites)
+		}
+		// The mode exists for flips that land while a batch is in the
+		// kernel: a run where they mostly came between batches proved
+		// little about the walk switching under a broadcast.
+		for _, s := range t.senders {
+			if f := s.flips; 2*f.WithFlip < f.Batches {
+				out.fail("sender %s: only %d of its %d batches saw the switch flip while they were in the kernel (fewer than half): the writer did not interleave with the broadcasts", s.name, f.WithFlip, f.Batches)
+			}
 		}
 	}
 	return out
 }
 
 // run starts the senders, the churn threads and, when the switch flips,
-// its writer. It stops them all once cfg.duration has passed and every
-// sender has completed cfg.minBatches batches and the writer cfg.minWrites
-// writes, or at cfg.maxDuration, on ctx, or on the first error. It
-// returns how long the senders ran and the verified switch writes.
-func (t *topology) run(ctx context.Context, out *outcome, sw *mcswitch.Switch) (time.Duration, int64) {
+// its writer pinned to writerCPU; with inj, it starts injecting failures
+// once every sender has marked its thread, and stops before the senders
+// do. It stops them all once cfg.duration has passed and every sender has
+// completed cfg.minBatches batches and the writer cfg.minWrites writes, or
+// at cfg.maxDuration, on ctx, or on the first error. It returns how long
+// the senders ran and the verified switch writes.
+func (t *topology) run(ctx context.Context, out *outcome, sw *mcswitch.Switch, writerCPU int, inj *failslab) (time.Duration, int64) {
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	var writes atomic.Int64
@@ -136,9 +163,20 @@ func (t *topology) run(ctx context.Context, out *outcome, sw *mcswitch.Switch) (
 	}
 	seed := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 
+	var marked sync.WaitGroup
 	start := time.Now()
 	var workers, senders sync.WaitGroup
 	for _, s := range t.senders {
+		if flipping {
+			s.writes = &writes
+		}
+		if inj != nil {
+			marked.Add(1)
+			s.markThread = func() error {
+				defer marked.Done()
+				return markThread()
+			}
+		}
 		senders.Add(1)
 		go func() {
 			defer senders.Done()
@@ -170,22 +208,27 @@ func (t *topology) run(ctx context.Context, out *outcome, sw *mcswitch.Switch) (
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
-			if err := flipSwitch(runCtx, sw, &writes); err != nil {
+			if err := flipSwitch(runCtx, sw, writerCPU, &writes); err != nil {
 				failRun("switch writer", err)
 			}
 		}()
 	}
-	if t.cfg.injectWarning {
-		warn := time.AfterFunc(t.cfg.duration/2, func() {
-			if err := writeKernelWarning(); err != nil {
-				failRun("-inject-warning", err)
-				return
+	for _, inject := range t.selfTests(out, &mu) {
+		defer inject.Stop()
+	}
+	if inj != nil {
+		marked.Wait()
+		if err := inj.start(t.cfg.failPercent); err != nil {
+			failRun("failslab", err)
+		}
+		// The senders' last batches run without failures: the
+		// injection stops when the run is told to, before they end.
+		go func() {
+			<-runCtx.Done()
+			if err := inj.stop(); err != nil {
+				note("failslab: %v", err)
 			}
-			mu.Lock()
-			out.notes = append(out.notes, "self-test: wrote a WARNING line to /dev/kmsg")
-			mu.Unlock()
-		})
-		defer warn.Stop()
+		}()
 	}
 	senders.Wait()
 	elapsed := time.Since(start)
@@ -198,6 +241,40 @@ func (t *topology) run(ctx context.Context, out *outcome, sw *mcswitch.Switch) (
 		mu.Unlock()
 	}
 	return elapsed, writes.Load()
+}
+
+// selfTests arms the detectors' self-tests the flags ask for, halfway
+// through the run; the caller stops their timers.
+func (t *topology) selfTests(out *outcome, mu *sync.Mutex) []*time.Timer {
+	noted := func(what string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			out.problems = append(out.problems, fmt.Sprintf("self-test %s: %v", what, err))
+			return
+		}
+		out.notes = append(out.notes, "self-test: "+what)
+	}
+	var timers []*time.Timer
+	at := func(what string, fn func() error) {
+		timers = append(timers, time.AfterFunc(t.cfg.duration/2, func() { noted(what, fn()) }))
+	}
+	if t.cfg.injectWarning {
+		at("wrote a WARNING line to /dev/kmsg", writeKernelWarning)
+	}
+	if t.cfg.injectIdle && len(t.idle) > 0 {
+		at("sent a message to idle subscriber "+t.idle[0].String(), t.messageIdle)
+	}
+	if st := t.stableOf("local-plain"); st != nil {
+		if t.cfg.injectLoss {
+			st.dropOne.Store(true)
+			out.notes = append(out.notes, "self-test: the drainer of "+st.want.Name+" drops one message it reads")
+		}
+		if t.cfg.injectOverrun {
+			at("made "+st.want.Name+" overrun", st.overrun)
+		}
+	}
+	return timers
 }
 
 // monitor calls stop when the run has done enough, or at cfg.maxDuration.
@@ -231,9 +308,10 @@ func (t *topology) monitor(ctx context.Context, stop func(), writes *atomic.Int6
 	}
 }
 
-// judge compares every stable receiver with the senders' transcripts,
-// checks that the idle subscribers got nothing, and collects what churn
-// found.
+// judge compares every stable receiver (and every churn socket whose
+// transcript is known) with the senders' transcripts, checks that the
+// idle subscribers got nothing, and collects what churn found. Under
+// faults, a message may be missing where the kernel says why.
 func (t *topology) judge(out *outcome) {
 	n := len(t.senders)
 	transcripts := make([][]verify.Msg, 2*n)
@@ -243,10 +321,41 @@ func (t *topology) judge(out *outcome) {
 			out.notes = append(out.notes, "self-test: injected "+s.injected)
 		}
 	}
-	out.report.Deliveries = map[string]int{}
 	for _, st := range t.stables {
-		rep := st.finish(t.names, transcripts)
+		st.stopDrain()
+	}
+	ch := t.churn
+	for _, cs := range t.exact {
+		ch.check(cs)
+	}
+	receivers := append([]*stable(nil), t.stables...)
+	for _, cs := range t.exact {
+		receivers = append(receivers, cs.exact)
+	}
+	var faults *verify.Faults
+	if t.faults {
+		faults = &verify.Faults{Delivered: map[verify.Msg]bool{}, Unsure: map[verify.Msg]bool{}}
+		for _, st := range receivers {
+			for _, g := range st.got {
+				if g.Event == verify.Message {
+					faults.Delivered[g.Msg] = true
+				}
+			}
+		}
+		for _, s := range t.senders {
+			for m := range s.unsure {
+				faults.Unsure[m] = true
+			}
+		}
+	}
+	out.report.Deliveries = map[string]int{}
+	out.report.Overruns = map[string]int{}
+	for _, st := range receivers {
+		rep := st.judge(t.names, transcripts, faults)
 		out.report.Deliveries[st.kind] += rep.Verified
+		out.report.Overruns[st.kind] += rep.Overruns
+		out.report.Covered += rep.Covered
+		out.report.Undelivered += rep.Undelivered
 		out.problems = append(out.problems, rep.Problems...)
 	}
 	for _, s := range t.idle {
@@ -254,7 +363,6 @@ func (t *topology) judge(out *outcome) {
 			out.fail("idle subscriber: %s", p)
 		}
 	}
-	ch := t.churn
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
 	out.problems = append(out.problems, ch.problems...)

@@ -29,20 +29,27 @@ type modeReport struct {
 	ChurnPerS         float64          `json:"churn_ops_per_s"`
 	ChurnMsgsChecked  int64            `json:"churn_msgs_checked"`
 	ChurnOverruns     int64            `json:"churn_overruns"`
+	Overruns          map[string]int   `json:"enobufs"`              // per stable receiver kind
+	Covered           int              `json:"lost_with_enobufs"`    // fault modes
+	Undelivered       int              `json:"lost_before_any_walk"` // fault modes: sent to no one
+	Injected          int64            `json:"injected_failures"`    // fault modes: failslab's count
+	Kmemleak          int              `json:"kmemleak_suspects"`
 	NamespacesCreated int64            `json:"namespaces_created"`
 	IdleSubscribers   int              `json:"idle_subscribers"`
 	Problems          int              `json:"problems"`
 }
 
 type senderReport struct {
-	Name              string  `json:"name"`
-	CPU               int     `json:"cpu"`
-	Batches           int     `json:"batches"`
-	Requests          int     `json:"requests"`
-	Notifications     int     `json:"notifications"`
-	UserMulticasts    int     `json:"usersock_multicasts"`
-	BatchesPerS       float64 `json:"batches_per_s"`
-	NotificationsPerS float64 `json:"notifications_per_s"`
+	Name              string       `json:"name"`
+	CPU               int          `json:"cpu"`
+	Flips             *flipCounts  `json:"flips,omitempty"` // switch writes while each batch was in the kernel
+	Faults            *faultCounts `json:"faults,omitempty"`
+	Batches           int          `json:"batches"`
+	Requests          int          `json:"requests"`
+	Notifications     int          `json:"notifications"`
+	UserMulticasts    int          `json:"usersock_multicasts"`
+	BatchesPerS       float64      `json:"batches_per_s"`
+	NotificationsPerS float64      `json:"notifications_per_s"`
 }
 
 func perSecond(n int64, d time.Duration) float64 {
@@ -55,12 +62,19 @@ func perSecond(n int64, d time.Duration) float64 {
 func fillReport(r *modeReport, elapsed time.Duration, senders []*sender, c *churnCounts, writes int64) {
 	r.DurationS = float64(elapsed.Milliseconds()) / 1000
 	for _, s := range senders {
-		r.Senders = append(r.Senders, senderReport{
+		sr := senderReport{
 			Name: s.name, CPU: s.cpu, Batches: s.batches, Requests: s.requests,
 			Notifications: len(s.transcript), UserMulticasts: len(s.userTranscript),
 			BatchesPerS:       perSecond(int64(s.batches), elapsed),
 			NotificationsPerS: perSecond(int64(len(s.transcript)), elapsed),
-		})
+		}
+		if s.writes != nil {
+			sr.Flips = &s.flips
+		}
+		if s.faults {
+			sr.Faults = &s.faultCounts
+		}
+		r.Senders = append(r.Senders, sr)
 	}
 	var total int64
 	for _, v := range r.Deliveries {
@@ -94,8 +108,20 @@ func (r *modeReport) lines() []string {
 	for _, s := range r.Senders {
 		l = append(l, fmt.Sprintf("  sender %s (CPU %d): %d batches (%.1f/s), %d requests ACKed, %d notifications (%.1f/s), %d usersock multicasts",
 			s.Name, s.CPU, s.Batches, s.BatchesPerS, s.Requests, s.Notifications, s.NotificationsPerS, s.UserMulticasts))
+		if f := s.Flips; f != nil {
+			l = append(l, fmt.Sprintf("    switch flips while a batch was in the kernel: %d of %d batches saw one or more (%.0f%%), per batch %s, at most %d",
+				f.WithFlip, f.Batches, percent(f.WithFlip, f.Batches), joinCounts(f.Buckets), f.MaxPerBatch))
+		}
+		if f := s.Faults; f != nil {
+			l = append(l, fmt.Sprintf("    injected failures: sendmsg repeated %d times, %d ACKs lost, %d requests failed, %d notifications of unknown outcome",
+				f.SendRetries, f.ACKsLost, f.Failed, f.Unsure))
+		}
 	}
 	l = append(l, "  verified deliveries: "+joinCounts(r.Deliveries)+fmt.Sprintf(" (%.1f/s)", r.DeliveriesPerS))
+	if r.Injected > 0 || r.Covered > 0 || r.Undelivered > 0 {
+		l = append(l, fmt.Sprintf("  injected allocation failures: %d; ENOBUFS per receiver kind: %s; lost with an ENOBUFS to say so: %d, sent to no one: %d; kmemleak suspects: %d",
+			r.Injected, joinCounts(r.Overruns), r.Covered, r.Undelivered, r.Kmemleak))
+	}
 	if r.Switch == "flipping" {
 		l = append(l, fmt.Sprintf("  switch writes: %d verified (%.1f/s)", r.SwitchWrites, r.SwitchWritesPerS))
 	}
@@ -107,6 +133,13 @@ func (r *modeReport) lines() []string {
 	l = append(l, fmt.Sprintf("  namespaces created by churn: %d; idle subscribers: %d; problems: %d",
 		r.NamespacesCreated, r.IdleSubscribers, r.Problems))
 	return l
+}
+
+func percent(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return 100 * float64(a) / float64(b)
 }
 
 func joinCounts(m map[string]int) string {

@@ -62,6 +62,60 @@ type sender struct {
 	completed      atomic.Int64 // batches, for the run's monitor
 	requests       int
 	err            error
+
+	// With injected allocation failures (faults): the messages of
+	// requests whose outcome is not known, and what they leave unknown.
+	faults      bool
+	markThread  func() error // marks the sender's thread for the injection
+	unsure      map[verify.Msg]bool
+	routeUnsure bool                          // the route's nexthop is not known
+	statsUnsure bool                          // lo's L3 statistics state is not known
+	addUnsure   map[netip.Prefix][]verify.Msg // adds with no known outcome, and their messages
+	faultCounts faultCounts
+
+	// flips counts, when the switch flips, the writes made while each
+	// batch was in the kernel.
+	writes *atomic.Int64
+	flips  flipCounts
+}
+
+// faultCounts are what injected failures did to one sender's requests.
+type faultCounts struct {
+	SendRetries int `json:"send_retries"` // sendmsg failed (ENOBUFS, ENOMEM) and was repeated
+	ACKsLost    int `json:"acks_lost"`    // an ACK the kernel could not allocate: outcome unknown
+	Failed      int `json:"failed"`       // requests whose ACK reports ENOBUFS or ENOMEM
+	Unsure      int `json:"unsure"`       // notifications whose outcome is unknown
+}
+
+// flipCounts is the distribution of switch writes per batch.
+type flipCounts struct {
+	Batches     int            `json:"batches"`
+	WithFlip    int            `json:"with_flip"`
+	Buckets     map[string]int `json:"per_batch"` // "0", "1", "2-3", "4-15", "16-63", "64+"
+	MaxPerBatch int64          `json:"max_per_batch"`
+}
+
+func (f *flipCounts) add(n int64) {
+	if f.Buckets == nil {
+		f.Buckets = map[string]int{}
+	}
+	f.Batches++
+	if n > 0 {
+		f.WithFlip++
+	}
+	f.MaxPerBatch = max(f.MaxPerBatch, n)
+	switch {
+	case n <= 1:
+		f.Buckets[fmt.Sprint(n)]++
+	case n <= 3:
+		f.Buckets["2-3"]++
+	case n <= 15:
+		f.Buckets["4-15"]++
+	case n <= 63:
+		f.Buckets["16-63"]++
+	default:
+		f.Buckets["64+"]++
+	}
 }
 
 func (s *sender) routeDst() netip.Prefix {
@@ -93,7 +147,20 @@ func (s *sender) setup() error {
 type planned struct {
 	req    rtnl.Request
 	expect func(seq uint32) []verify.Msg
+	op     opKind
+	addr   netip.Prefix // the address an add or delete is about
 }
+
+// opKind says which state a request changes, for the bookkeeping of
+// unknown outcomes.
+type opKind int
+
+const (
+	opAdd opKind = iota
+	opReplace
+	opStats
+	opDel
+)
 
 func (s *sender) nextAddr() netip.Prefix {
 	n := s.addrN
@@ -111,26 +178,26 @@ func (s *sender) nextAddr() netip.Prefix {
 // RTM_NEWSTATS from rtnl_offload_xstats_notify(), seq 0, pid 0.
 func (s *sender) cycle() []planned {
 	a := s.nextAddr()
-	addrDetail := fmt.Sprintf("%s dev %d", a, rtnl.LoopbackIndex)
-	localDetail := fmt.Sprintf("local %s table %d", a, unix.RT_TABLE_LOCAL)
+	addrDetail := rtnl.AddrDetail(a, rtnl.LoopbackIndex)
+	localDetail := rtnl.RouteDetail(unix.RTN_LOCAL, a, unix.RT_TABLE_LOCAL, 0)
 	s.nhid = 3 - s.nhid
 	nhid := s.nhid
 	s.statsOn = !s.statsOn
-	add := planned{rtnl.NewAddr(rtnl.LoopbackIndex, a), func(seq uint32) []verify.Msg {
+	add := planned{req: rtnl.NewAddr(rtnl.LoopbackIndex, a), op: opAdd, addr: a, expect: func(seq uint32) []verify.Msg {
 		s.lastAdd, s.lastSeq = a, seq
 		return []verify.Msg{
 			{Type: unix.RTM_NEWADDR, Seq: seq, Pid: s.pid, Group: groupAddr, Detail: addrDetail},
 			{Type: unix.RTM_NEWROUTE, Group: groupRoute, Detail: localDetail},
 		}
 	}}
-	replace := planned{rtnl.ReplaceRoute(rtnl.Route{Dst: s.routeDst(), NHID: nhid}), func(seq uint32) []verify.Msg {
+	replace := planned{req: rtnl.ReplaceRoute(rtnl.Route{Dst: s.routeDst(), NHID: nhid}), op: opReplace, expect: func(seq uint32) []verify.Msg {
 		return []verify.Msg{{Type: unix.RTM_NEWROUTE, Seq: seq, Pid: s.pid, Group: groupRoute,
-			Detail: fmt.Sprintf("blackhole %s table %d nhid %d", s.routeDst(), unix.RT_TABLE_MAIN, nhid)}}
+			Detail: rtnl.RouteDetail(unix.RTN_BLACKHOLE, s.routeDst(), unix.RT_TABLE_MAIN, nhid)}}
 	}}
-	stats := planned{rtnl.SetL3Stats(rtnl.LoopbackIndex, s.statsOn), func(uint32) []verify.Msg {
-		return []verify.Msg{{Type: unix.RTM_NEWSTATS, Group: groupStats, Detail: fmt.Sprintf("ifindex %d", rtnl.LoopbackIndex)}}
+	stats := planned{req: rtnl.SetL3Stats(rtnl.LoopbackIndex, s.statsOn), op: opStats, expect: func(uint32) []verify.Msg {
+		return []verify.Msg{{Type: unix.RTM_NEWSTATS, Group: groupStats, Detail: rtnl.StatsDetail(rtnl.LoopbackIndex)}}
 	}}
-	del := planned{rtnl.DelAddr(rtnl.LoopbackIndex, a), func(seq uint32) []verify.Msg {
+	del := planned{req: rtnl.DelAddr(rtnl.LoopbackIndex, a), op: opDel, addr: a, expect: func(seq uint32) []verify.Msg {
 		return []verify.Msg{
 			{Type: unix.RTM_DELADDR, Seq: seq, Pid: s.pid, Group: groupAddr, Detail: addrDetail},
 			{Type: unix.RTM_DELROUTE, Group: groupRoute, Detail: localDetail},
@@ -140,7 +207,8 @@ func (s *sender) cycle() []planned {
 }
 
 // run sends batches until ctx ends, on a thread of its own in the sender's
-// namespace, pinned to s.cpu.
+// namespace, pinned to s.cpu. With faults, the thread is marked for the
+// injection first (markThread), while nothing is injected yet.
 func (s *sender) run(ctx context.Context) {
 	s.err = s.sp.Do(func() error {
 		var set unix.CPUSet
@@ -148,9 +216,21 @@ func (s *sender) run(ctx context.Context) {
 		if err := unix.SchedSetaffinity(0, &set); err != nil {
 			return fmt.Errorf("sched_setaffinity(CPU %d): %w", s.cpu, err)
 		}
+		if s.markThread != nil {
+			if err := s.markThread(); err != nil {
+				return err
+			}
+		}
 		for ctx.Err() == nil {
+			var before int64
+			if s.writes != nil {
+				before = s.writes.Load()
+			}
 			if err := s.batch(); err != nil {
 				return err
+			}
+			if s.writes != nil {
+				s.flips.add(s.writes.Load() - before)
 			}
 			s.batches++
 			s.completed.Store(int64(s.batches))
@@ -162,6 +242,27 @@ func (s *sender) run(ctx context.Context) {
 		}
 		return nil
 	})
+}
+
+// ackLost is the outcome of a request whose ACK the kernel could not
+// allocate (the control socket got ENOBUFS instead).
+const ackLost = unix.Errno(1 << 20)
+
+// allocFailed says the kernel refused for want of memory: what injected
+// allocation failures give.
+func allocFailed(err error) bool { return errors.Is(err, unix.ENOBUFS) || errors.Is(err, unix.ENOMEM) }
+
+// send sends m, and again while an injected allocation failure makes
+// sendmsg fail: the kernel then has not seen the request.
+func (s *sender) send(sock *nlsock.Socket, m netlink.Message, pid, groups uint32) error {
+	for {
+		err := sock.SendTo(m, pid, groups)
+		if s.faults && allocFailed(err) {
+			s.faultCounts.SendRetries++
+			continue
+		}
+		return err
+	}
 }
 
 // batch sends every request of one batch, then reads and checks their
@@ -179,52 +280,139 @@ func (s *sender) batch() error {
 		s.seq++
 		m.Header.Sequence = uint32(s.idx+1)<<seqShift | s.seq
 		seqs[i] = m.Header.Sequence
-		if err := s.sp.ctl.Sock.SendTo(m, 0, 0); err != nil {
+		if err := s.send(s.sp.ctl.Sock, m, 0, 0); err != nil {
 			return fmt.Errorf("sender %s batch %d: %s: %w", s.name, s.batches, p.req.Name, err)
 		}
 	}
-	for i := 0; i < len(plan); {
-		d, err := s.sp.ctl.Sock.Recv()
-		if errors.Is(err, nlsock.ErrEmpty) {
-			// ACKs are queued inside sendmsg(); the wait only
-			// guards against a kernel that never answers.
-			ok, err := s.sp.ctl.Sock.Wait(10 * time.Second)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return fmt.Errorf("sender %s batch %d: no ACK for %s (seq %d) within 10s", s.name, s.batches, plan[i].req.Name, seqs[i])
-			}
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("sender %s batch %d: control socket: %w", s.name, s.batches, err)
-		}
-		for _, m := range d.Msgs {
-			if i >= len(plan) {
-				return fmt.Errorf("sender %s batch %d: unexpected reply %s seq %d after the last ACK", s.name, s.batches, rtnl.TypeName(uint16(m.Header.Type)), m.Header.Sequence)
-			}
-			if m.Header.Type != netlink.Error || m.Header.Sequence != seqs[i] {
-				return fmt.Errorf("sender %s batch %d: expected the ACK of %s (seq %d), got %s seq %d", s.name, s.batches, plan[i].req.Name, seqs[i], rtnl.TypeName(uint16(m.Header.Type)), m.Header.Sequence)
-			}
-			if err := rtnl.ParseError(plan[i].req.Name, m); err != nil {
-				return fmt.Errorf("sender %s batch %d: %w", s.name, s.batches, err)
-			}
-			i++
-		}
+	results, err := s.readACKs(plan, seqs)
+	if err != nil {
+		return err
 	}
 	for i, p := range plan {
-		s.transcript = append(s.transcript, p.expect(seqs[i])...)
+		msgs := p.expect(seqs[i])
+		owed, unsure, err := s.settle(p, results[i], msgs)
+		if err != nil {
+			return fmt.Errorf("sender %s batch %d: %w", s.name, s.batches, err)
+		}
+		if !owed {
+			continue
+		}
+		s.transcript = append(s.transcript, msgs...)
+		if unsure {
+			for _, m := range msgs {
+				s.unsure[m] = true
+			}
+			s.faultCounts.Unsure += len(msgs)
+		}
 	}
 	s.requests += len(plan)
 
 	s.userSeq++
 	um := netlink.Message{Header: netlink.Header{Type: netlink.Noop, Sequence: s.userSeq, PID: s.usPid}}
-	if err := s.us.SendTo(um, s.sink.Portid(), nlsock.GroupMask(groupUser)); err != nil {
+	if err := s.send(s.us, um, s.sink.Portid(), nlsock.GroupMask(groupUser)); err != nil {
 		return fmt.Errorf("sender %s batch %d: %w", s.name, s.batches, err)
 	}
 	s.userTranscript = append(s.userTranscript, verify.Msg{Type: unix.NLMSG_NOOP, Seq: s.userSeq, Pid: s.usPid, Group: groupUser})
 	return nil
+}
+
+// readACKs reads the ACK of every request of a batch, in order. Each
+// result is the request's error (nil: done), or ackLost. ACKs are queued
+// inside sendmsg(), so once the queue is empty after an ENOBUFS (an ACK
+// the kernel could not allocate, under faults) the missing ones are lost.
+func (s *sender) readACKs(plan []planned, seqs []uint32) ([]error, error) {
+	results := make([]error, len(plan))
+	next, lost := 0, false
+	for next < len(plan) {
+		d, err := s.sp.ctl.Sock.Recv()
+		if errors.Is(err, nlsock.ErrEmpty) {
+			if lost {
+				for ; next < len(plan); next++ {
+					results[next] = ackLost
+				}
+				break
+			}
+			// The wait only guards against a kernel that never answers.
+			ok, err := s.sp.ctl.Sock.Wait(10 * time.Second)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, fmt.Errorf("sender %s batch %d: no ACK for %s (seq %d) within 10s", s.name, s.batches, plan[next].req.Name, seqs[next])
+			}
+			continue
+		}
+		if s.faults && errors.Is(err, unix.ENOBUFS) {
+			lost = true
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sender %s batch %d: control socket: %w", s.name, s.batches, err)
+		}
+		for _, m := range d.Msgs {
+			i := next
+			for i < len(plan) && seqs[i] != m.Header.Sequence {
+				i++
+			}
+			if m.Header.Type != netlink.Error || i == len(plan) || (i > next && !lost) {
+				return nil, fmt.Errorf("sender %s batch %d: expected the ACK of %s (seq %d), got %s seq %d", s.name, s.batches, plan[next].req.Name, seqs[next], rtnl.TypeName(uint16(m.Header.Type)), m.Header.Sequence)
+			}
+			for ; next < i; next++ {
+				results[next] = ackLost
+			}
+			results[i] = rtnl.ParseError(plan[i].req.Name, m)
+			next = i + 1
+		}
+	}
+	return results, nil
+}
+
+// settle decides, from a request's result, whether its notifications
+// (msgs) are in the transcript (owed) and whether their outcome is unknown
+// (unsure), and keeps track of what an unknown outcome leaves unknown.
+// Without faults every request must succeed.
+func (s *sender) settle(p planned, result error, msgs []verify.Msg) (owed, unsure bool, err error) {
+	if !s.faults {
+		return true, false, result
+	}
+	failed := result != nil
+	switch {
+	case errors.Is(result, ackLost):
+		s.faultCounts.ACKsLost++
+	case allocFailed(result):
+		s.faultCounts.Failed++
+	case p.op == opDel && errors.Is(result, unix.EADDRNOTAVAIL) && s.addUnsure[p.addr] != nil:
+		// Its add failed after all: nothing to delete, nothing owed.
+		delete(s.addUnsure, p.addr)
+		return false, false, nil
+	case result != nil:
+		return false, false, result
+	}
+	switch p.op {
+	case opAdd:
+		if failed {
+			s.addUnsure[p.addr] = msgs
+		}
+	case opDel:
+		if add := s.addUnsure[p.addr]; add != nil && !failed {
+			// The address was there to delete: its add was done, and
+			// what it notified is owed after all.
+			for _, m := range add {
+				delete(s.unsure, m)
+			}
+			s.faultCounts.Unsure -= len(add)
+		}
+		delete(s.addUnsure, p.addr)
+	case opReplace:
+		// A replace whose starting state is unknown may change nothing,
+		// and then notifies nothing; so may a statistics switch.
+		unsure, s.routeUnsure = s.routeUnsure || failed, failed
+		return true, unsure, nil
+	case opStats:
+		unsure, s.statsUnsure = s.statsUnsure || failed, failed
+		return true, unsure, nil
+	}
+	return true, failed, nil
 }
 
 // inject is the checker's self-test (-inject-duplicate): a user-space
@@ -237,7 +425,7 @@ func (s *sender) batch() error {
 func (s *sender) inject() error {
 	r := rtnl.NewAddr(rtnl.LoopbackIndex, s.lastAdd)
 	m := netlink.Message{Header: netlink.Header{Type: netlink.HeaderType(unix.RTM_NEWADDR), Sequence: s.lastSeq, PID: s.pid}, Data: r.Msg.Data}
-	if err := s.injector.SendTo(m, 0, nlsock.GroupMask(groupAddr)); err != nil {
+	if err := s.send(s.injector, m, 0, nlsock.GroupMask(groupAddr)); err != nil {
 		return fmt.Errorf("inject: %w", err)
 	}
 	s.injected = fmt.Sprintf("sender %s after batch %d: one more RTM_NEWADDR seq %d pid %d [%s dev %d] multicast on group %d from a user-space socket",

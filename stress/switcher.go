@@ -15,13 +15,20 @@ import (
 
 // flipSwitch writes 1, 0, 1, ... to net.core.netlink_route_mc_index as
 // fast as the kernel takes it until ctx ends, reading each value back, on
-// one thread in the initial namespace (the only one with the file). It
-// leaves the switch at 0 and counts the verified writes in writes.
+// one thread in the initial namespace (the only one with the file),
+// pinned to cpu, which no sender uses: the flips then land while the
+// senders' broadcasts run, not between them. It leaves the switch at 0
+// and counts the verified writes in writes.
 // pwrite at offset 0: with sysctl_writes_strict, a write at a later file
 // position is ignored, so a plain write loop on one open file would only
 // change the value once.
-func flipSwitch(ctx context.Context, sw *mcswitch.Switch, writes *atomic.Int64) error {
+func flipSwitch(ctx context.Context, sw *mcswitch.Switch, cpu int, writes *atomic.Int64) error {
 	return sw.Initial().Do(func() error {
+		var set unix.CPUSet
+		set.Set(cpu)
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			return fmt.Errorf("sched_setaffinity(CPU %d): %w", cpu, err)
+		}
 		fd, err := unix.Open(mcswitch.Path, unix.O_RDWR|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return fmt.Errorf("open %s: %w", mcswitch.Path, err)

@@ -5,8 +5,10 @@ package main
 import (
 	"fmt"
 	"math/rand/v2"
+	"net/netip"
 	"time"
 
+	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 
 	"nlmcast/selftests/nlsock"
@@ -30,17 +32,47 @@ var routeGroups = []uint32{groupAddr, groupRoute, groupStats}
 // receivers, idle subscribers and churn pools. close releases it all.
 type topology struct {
 	cfg      config
+	faults   bool // allocations fail in the senders' threads
 	senders  []*sender
 	names    []string // source i < n: sender i's ROUTE notifications; n+i: its usersock multicasts
 	foreign  map[string]*space
 	stables  []*stable
 	draining bool // the stables' drainers run
 	idle     []*nlsock.Socket
+	idleHome *space // the namespace of idle[0]
 	churn    *churn
 	places   []where
 	members  []*churnSock // membership churn pool
 	options  []*churnSock // option churn pool
+	exact    []*churnSock // churn sockets whose transcript is known (in options)
 	cleanups []func()
+}
+
+// stableOf returns the first stable receiver of kind, or nil.
+func (t *topology) stableOf(kind string) *stable {
+	for _, st := range t.stables {
+		if st.kind == kind {
+			return st
+		}
+	}
+	return nil
+}
+
+// messageIdle is the idle subscribers' self-test (-inject-idle): one
+// user-space unicast into the first of them, which must then fail the
+// run's emptiness check.
+func (t *topology) messageIdle() error {
+	target := t.idle[0]
+	socks, err := openMany(t.idleHome.NS, unix.NETLINK_ROUTE, 1, "idle-injector")
+	if err != nil {
+		return err
+	}
+	defer closeAll(socks)
+	if err := socks[0].Bind(0, 0); err != nil {
+		return err
+	}
+	m := netlink.Message{Header: netlink.Header{Type: netlink.Noop, Sequence: 1, PID: socks[0].Portid()}}
+	return socks[0].SendTo(m, target.Portid(), 0)
 }
 
 func (t *topology) onClose(f func()) { t.cleanups = append(t.cleanups, f) }
@@ -87,7 +119,8 @@ func (t *topology) buildSenders(cpus []int) error {
 			return err
 		}
 		t.onClose(sp.close)
-		s := &sender{idx: i, name: sp.Name, sp: sp, cpu: cpus[i%len(cpus)], cycles: t.cfg.cycles}
+		s := &sender{idx: i, name: sp.Name, sp: sp, cpu: cpus[i%len(cpus)], cycles: t.cfg.cycles,
+			faults: t.faults, unsure: map[verify.Msg]bool{}, addUnsure: map[netip.Prefix][]verify.Msg{}}
 		if err := s.setup(); err != nil {
 			return err
 		}
@@ -116,6 +149,24 @@ func (t *topology) buildSenders(cpus []int) error {
 		t.senders = append(t.senders, s)
 		t.names[i], t.names[n+i] = sp.Name, sp.Name+"/usersock"
 	}
+	return nil
+}
+
+// makeExact turns option churn socket cs, in sender i's namespace, into
+// one judged exactly, on the groups it holds.
+func (t *topology) makeExact(cs *churnSock, i int) error {
+	var groups []uint32
+	for _, g := range churnGroups {
+		if cs.rules.EverJoined[g] {
+			groups = append(groups, g)
+		}
+	}
+	st, err := newStable("churn-option-local", t.senders[i].sp.NS, cs.s, verify.Receiver{Groups: groups, Sees: map[int]verify.Tag{i: verify.Local}})
+	if err != nil {
+		return err
+	}
+	cs.exact = st
+	t.exact = append(t.exact, cs)
 	return nil
 }
 
@@ -168,6 +219,12 @@ type stableSpec struct {
 	want    verify.Receiver
 }
 
+// foreignRoute is the Receiver of a NETLINK_ROUTE socket in another
+// namespace than the senders it sees: netlink_set_err() does not reach it.
+func foreignRoute(groups []uint32, sees map[int]verify.Tag) verify.Receiver {
+	return verify.Receiver{Groups: groups, Sees: sees, SetErrMisses: true}
+}
+
 // buildStables makes the stable receivers and starts their drainers.
 func (t *topology) buildStables() error {
 	n := len(t.senders)
@@ -186,7 +243,7 @@ func (t *topology) buildStables() error {
 		)
 		// The sink gets each usersock multicast's unicast copy; it
 		// reports the group it was sent to, like a multicast copy.
-		if err := t.addStable("usersock-sink", s.sink, 0, nil, false, verify.Receiver{Groups: []uint32{groupUser}, Sees: userLocal}); err != nil {
+		if err := t.addStable("usersock-sink", s.sp, s.sink, 0, nil, false, verify.Receiver{Groups: []uint32{groupUser}, Sees: userLocal}); err != nil {
 			return err
 		}
 		observed[i] = verify.NSID(int32(nsidObserver + i))
@@ -194,9 +251,9 @@ func (t *topology) buildStables() error {
 	}
 	o, nn := t.foreign["O"], t.foreign["N"]
 	specs = append(specs,
-		stableSpec{"foreign-all-nsid-mapped", o, unix.NETLINK_ROUTE, bindMask, []uint32{groupStats}, true, verify.Receiver{Groups: routeGroups, Sees: observed}},
-		stableSpec{"foreign-plain", o, unix.NETLINK_ROUTE, bindMask, []uint32{groupStats}, false, verify.Receiver{Groups: routeGroups}},
-		stableSpec{"foreign-all-nsid-unmapped", nn, unix.NETLINK_ROUTE, bindMask, []uint32{groupStats}, true, verify.Receiver{Groups: routeGroups}},
+		stableSpec{"foreign-all-nsid-mapped", o, unix.NETLINK_ROUTE, bindMask, []uint32{groupStats}, true, foreignRoute(routeGroups, observed)},
+		stableSpec{"foreign-plain", o, unix.NETLINK_ROUTE, bindMask, []uint32{groupStats}, false, foreignRoute(routeGroups, nil)},
+		stableSpec{"foreign-all-nsid-unmapped", nn, unix.NETLINK_ROUTE, bindMask, []uint32{groupStats}, true, foreignRoute(routeGroups, nil)},
 		stableSpec{"usersock-foreign-all-nsid", o, unix.NETLINK_USERSOCK, nlsock.GroupMask(groupUser), nil, true, verify.Receiver{Groups: []uint32{groupUser}, Sees: userObserved}},
 		stableSpec{"usersock-foreign-plain", o, unix.NETLINK_USERSOCK, nlsock.GroupMask(groupUser), nil, false, verify.Receiver{Groups: []uint32{groupUser}}},
 	)
@@ -205,7 +262,7 @@ func (t *topology) buildStables() error {
 		if err != nil {
 			return err
 		}
-		if err := t.addStable(sp.kind, socks[0], sp.mask, sp.join, sp.allNSID, sp.want); err != nil {
+		if err := t.addStable(sp.kind, sp.sp, socks[0], sp.mask, sp.join, sp.allNSID, sp.want); err != nil {
 			return err
 		}
 	}
@@ -220,8 +277,8 @@ func (t *topology) buildStables() error {
 // sets its options and registers it as a stable receiver. Binding comes
 // first: a socket that never bound has portid 0, which every notification
 // excludes.
-func (t *topology) addStable(kind string, sock *nlsock.Socket, mask uint32, join []uint32, allNSID bool, want verify.Receiver) error {
-	st, err := newStable(kind, sock, want)
+func (t *topology) addStable(kind string, home *space, sock *nlsock.Socket, mask uint32, join []uint32, allNSID bool, want verify.Receiver) error {
+	st, err := newStable(kind, home.NS, sock, want)
 	if err != nil {
 		return err
 	}
@@ -257,6 +314,9 @@ func (t *topology) buildIdle() error {
 			return err
 		}
 		t.onClose(sp.close)
+		if k == 0 {
+			t.idleHome = sp
+		}
 		count := t.cfg.idle / idleSpaces
 		if k < t.cfg.idle%idleSpaces {
 			count++
@@ -287,7 +347,13 @@ func (t *topology) buildIdle() error {
 
 // buildChurn makes the churn pools: six sockets in every sender's
 // namespace and in F, half for membership churn, half (also on group 7,
-// so that they are subscribed) for option churn.
+// so that they are subscribed) for option churn. An option churn socket
+// in a sender's namespace keeps its groups while LISTEN_ALL_NSID goes on
+// and off under it, and its namespace has an id for no other: it must get
+// exactly its sender's notifications on its groups, once each, whichever
+// list (the namespace's or the LISTEN_ALL_NSID one) the walk finds it on.
+// Those are judged as stable receivers are, with a buffer deep enough for
+// the option churn's reads.
 func (t *topology) buildChurn() error {
 	t.churn = &churn{names: t.names}
 	for i, s := range t.senders {
@@ -318,6 +384,11 @@ func (t *topology) buildChurn() error {
 				return err
 			}
 			t.options = append(t.options, cs)
+			if w.localSender >= 0 {
+				if err := t.makeExact(cs, w.localSender); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil

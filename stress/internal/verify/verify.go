@@ -10,6 +10,17 @@
 // namespace knows the sender (or with no nsid for a local sender). A churn
 // socket's membership changes all the time, so it is judged message by
 // message: no group it never joined, no namespace it cannot see.
+//
+// Where the kernel's allocations are made to fail (Faults), a receiver may
+// miss a message, but only as the kernel says it does: a failed clone in
+// do_one_broadcast() overruns the receiver (netlink_overrun(): ENOBUFS at
+// its next recvmsg, and every delivery dropped until its queue is read
+// empty), and a failed nlmsg_new() reaches every subscriber of the group
+// in the sender's namespace through netlink_set_err() (ENOBUFS too) and
+// no one elsewhere. So every missing message must be covered by an
+// ENOBUFS in the stream, at a place where the failure could have come
+// from, or be one that no receiver got at all and that this receiver
+// cannot be told about; no duplicate, no reordering, no wrong nsid ever.
 package verify
 
 import (
@@ -51,10 +62,24 @@ func (t Tag) String() string {
 	return fmt.Sprintf("nsid %d", t.NSID)
 }
 
-// Got is one message a receiver read, with its tag.
+// Event says what an entry of a receiver's stream is.
+type Event uint8
+
+const (
+	Message Event = iota // a message, with its tag
+	Overrun              // recvmsg failed with ENOBUFS
+	// Drained is a recvmsg that found the queue empty: everything read
+	// after it was queued after it, and it ended any overrun (the kernel
+	// clears NETLINK_S_CONGESTED when it finds the queue empty).
+	Drained
+)
+
+// Got is one entry of a receiver's stream: a message it read, with its
+// tag, or an Overrun or Drained event.
 type Got struct {
 	Msg
-	Tag Tag
+	Tag   Tag
+	Event Event
 }
 
 // Receiver is what a stable receiver is entitled to.
@@ -64,12 +89,33 @@ type Receiver struct {
 	// Sees maps a sender's index to the tag its messages carry here.
 	// A sender missing from Sees is invisible: nothing of it may arrive.
 	Sees map[int]Tag
+	// SetErrMisses says netlink_set_err() does not reach the receiver
+	// for its senders' messages (a NETLINK_ROUTE socket in another
+	// namespace than theirs): under Faults, a message no receiver got
+	// (its nlmsg_new() failed) may be missing here with no ENOBUFS.
+	SetErrMisses bool
+}
+
+// Faults is what a run whose allocations are made to fail knows beyond
+// the senders' transcripts.
+type Faults struct {
+	// Delivered holds every message some receiver got. One that no
+	// receiver got may never have been sent (its nlmsg_new() failed).
+	Delivered map[Msg]bool
+	// Unsure holds the messages of requests whose outcome the sender
+	// cannot know (the ACK was lost, the request failed, or its effect
+	// depends on such a request): when no receiver got one, it is owed
+	// to no one; when one did, it is owed as any other.
+	Unsure map[Msg]bool
 }
 
 // Report is the verdict on one receiver.
 type Report struct {
-	Verified int      // messages that matched their expected place
-	Problems []string // empty when the receiver is exact
+	Verified    int      // messages that matched their expected place
+	Overruns    int      // ENOBUFS in its stream
+	Covered     int      // Faults: missing messages an ENOBUFS accounts for
+	Undelivered int      // Faults: missing messages no receiver got
+	Problems    []string // empty when the receiver is exact
 }
 
 // maxShown bounds the examples of one kind of problem per sender.
@@ -77,8 +123,10 @@ const maxShown = 3
 
 // Check compares got with what r is entitled to from transcripts
 // (transcripts[i] is sender i's notifications, in the order its
-// acknowledged requests caused them; names[i] names sender i).
-func Check(r Receiver, names []string, transcripts [][]Msg, got []Got) Report {
+// acknowledged requests caused them; names[i] names sender i). Without
+// faults (nil) the receiver must be exact and never overrun; with them,
+// missing messages must be accounted for (see the package comment).
+func Check(r Receiver, names []string, transcripts [][]Msg, got []Got, faults *Faults) Report {
 	var rep Report
 	groups := map[uint32]bool{}
 	for _, g := range r.Groups {
@@ -92,8 +140,20 @@ func Check(r Receiver, names []string, transcripts [][]Msg, got []Got) Report {
 		byTag[tag] = s
 	}
 	perSender := map[int][]Msg{}
+	at := map[int][]int{} // stream positions of perSender's messages
 	invisible, wrongGroup := 0, 0
 	for i, g := range got {
+		switch g.Event {
+		case Overrun:
+			rep.Overruns++
+			if faults == nil {
+				rep.Problems = append(rep.Problems, fmt.Sprintf("%s: ENOBUFS at #%d: its queue overran and the kernel dropped notifications, "+
+					"though no allocation was made to fail: its drainer did not keep up, so it cannot be judged", r.Name, i))
+			}
+			continue
+		case Drained:
+			continue
+		}
 		s, ok := byTag[g.Tag]
 		if !ok {
 			if invisible < maxShown {
@@ -110,6 +170,7 @@ func Check(r Receiver, names []string, transcripts [][]Msg, got []Got) Report {
 			continue
 		}
 		perSender[s] = append(perSender[s], g.Msg)
+		at[s] = append(at[s], i)
 	}
 	if invisible > maxShown {
 		rep.Problems = append(rep.Problems, fmt.Sprintf("%s: %d messages from namespaces it cannot see in all", r.Name, invisible))
@@ -124,9 +185,127 @@ func Check(r Receiver, names []string, transcripts [][]Msg, got []Got) Report {
 	sort.Ints(senders)
 	for _, s := range senders {
 		want := Filter(transcripts[s], groups)
-		n, problems := Compare(fmt.Sprintf("%s, from sender %s (%s)", r.Name, names[s], r.Sees[s]), want, perSender[s])
-		rep.Verified += n
-		rep.Problems = append(rep.Problems, problems...)
+		where := fmt.Sprintf("%s, from sender %s (%s)", r.Name, names[s], r.Sees[s])
+		if faults == nil {
+			n, problems := Compare(where, want, perSender[s])
+			rep.Verified += n
+			rep.Problems = append(rep.Problems, problems...)
+			continue
+		}
+		silent := r.SetErrMisses && r.Sees[s].HasNSID
+		f := compareFaulty(where, want, perSender[s], at[s], got, faults, silent)
+		rep.Verified += f.Verified
+		rep.Covered += f.Covered
+		rep.Undelivered += f.Undelivered
+		rep.Problems = append(rep.Problems, f.Problems...)
+	}
+	return rep
+}
+
+// compareFaulty checks one sender's messages at a receiver whose
+// deliveries may fail: got (read at stream positions pos of stream) must
+// be want with some messages left out, in order, with no duplicate; and
+// each message left out must be one no receiver got (unsure, or silent:
+// netlink_set_err() does not reach this receiver) or be covered by an
+// ENOBUFS in its window.
+//
+// The window of a missing message m: the failure that lost it came after
+// the message before it was queued, and that message was queued after the
+// last Drained before it was read; the ENOBUFS is read at the first
+// recvmsg after the failure, so before the message after m is read. A
+// message that occurs more than once in want (RTM_NEWSTATS of the same
+// device) cannot say which of its copies it is: matched to the earliest
+// place it fits, a copy is never placed later than it truly is, and the
+// copies left over are the latest. So the window starts at the last
+// message before m that occurs once in want (an anchor: a request's seq,
+// an address), and ends at the first message matched after m: it holds
+// the true window.
+func compareFaulty(where string, want, got []Msg, pos []int, stream []Got, f *Faults, silent bool) Report {
+	var rep Report
+	add := func(format string, a ...any) { rep.Problems = append(rep.Problems, where+": "+fmt.Sprintf(format, a...)) }
+	count := map[Msg]int{}
+	for _, m := range want {
+		count[m]++
+	}
+	// Match got to want in order, each message to its earliest place
+	// after the previous match.
+	readAt := make([]int, len(want)) // stream position of want[j]'s copy, or -1
+	for j := range readAt {
+		readAt[j] = -1
+	}
+	next, bad := 0, 0
+	for i, m := range got {
+		j := next
+		for j < len(want) && want[j] != m {
+			j++
+		}
+		if j == len(want) {
+			if bad < maxShown {
+				kind := "never sent"
+				if count[m] > 0 {
+					kind = "a duplicate, or out of order"
+				}
+				add("message #%d is %s: %s", pos[i], kind, m)
+			}
+			bad++
+			continue
+		}
+		readAt[j] = pos[i]
+		next = j + 1
+	}
+	if bad > maxShown {
+		add("%d messages duplicated, out of order or never sent in all", bad)
+	}
+	lastDrainedBefore := func(p int) int {
+		for k := p - 1; k >= 0; k-- {
+			if stream[k].Event == Drained {
+				return k
+			}
+		}
+		return -1
+	}
+	overrunIn := func(lo, hi int) bool {
+		for k := lo + 1; k < hi; k++ {
+			if stream[k].Event == Overrun {
+				return true
+			}
+		}
+		return false
+	}
+	uncovered := 0
+	for j, m := range want {
+		if readAt[j] >= 0 {
+			rep.Verified++
+			continue
+		}
+		if !f.Delivered[m] && (f.Unsure[m] || silent) {
+			rep.Undelivered++
+			continue
+		}
+		lo, hi := -1, len(stream)
+		for k := j - 1; k >= 0; k-- {
+			if readAt[k] >= 0 && count[want[k]] == 1 {
+				lo = lastDrainedBefore(readAt[k])
+				break
+			}
+		}
+		for k := j + 1; k < len(want); k++ {
+			if readAt[k] >= 0 {
+				hi = readAt[k]
+				break
+			}
+		}
+		if overrunIn(lo, hi) {
+			rep.Covered++
+			continue
+		}
+		if uncovered < maxShown {
+			add("lost without an ENOBUFS to account for it (none between #%d and #%d): %s (expected #%d)", lo, hi, m, j)
+		}
+		uncovered++
+	}
+	if uncovered > maxShown {
+		add("%d messages lost without an ENOBUFS in all", uncovered)
 	}
 	return rep
 }

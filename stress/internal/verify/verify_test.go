@@ -56,7 +56,7 @@ func mustFail(t *testing.T, rep Report, want ...string) {
 func TestExactLocalReceiverPasses(t *testing.T) {
 	tr := transcripts()
 	r := Receiver{Name: "local", Groups: all, Sees: map[int]Tag{0: Local}}
-	rep := Check(r, names, tr, tagged(Local, tr[0]...))
+	rep := Check(r, names, tr, tagged(Local, tr[0]...), nil)
 	if len(rep.Problems) != 0 || rep.Verified != len(tr[0]) {
 		t.Fatalf("verified %d, problems %q", rep.Verified, rep.Problems)
 	}
@@ -68,7 +68,7 @@ func TestObserverPassesWithBothSenders(t *testing.T) {
 	// Interleaving between senders is free; the order per sender is not.
 	got := append(tagged(NSID(11), tr[1][:1]...), tagged(NSID(10), tr[0]...)...)
 	got = append(got, tagged(NSID(11), tr[1][1:]...)...)
-	rep := Check(r, names, tr, got)
+	rep := Check(r, names, tr, got, nil)
 	if len(rep.Problems) != 0 || rep.Verified != len(tr[0])+len(tr[1]) {
 		t.Fatalf("verified %d, problems %q", rep.Verified, rep.Problems)
 	}
@@ -77,7 +77,7 @@ func TestObserverPassesWithBothSenders(t *testing.T) {
 func TestGroupFilter(t *testing.T) {
 	tr := transcripts()
 	r := Receiver{Name: "bind", Groups: []uint32{gAddr, gRoute}, Sees: map[int]Tag{0: Local}}
-	rep := Check(r, names, tr, tagged(Local, Filter(tr[0], map[uint32]bool{gAddr: true, gRoute: true})...))
+	rep := Check(r, names, tr, tagged(Local, Filter(tr[0], map[uint32]bool{gAddr: true, gRoute: true})...), nil)
 	if len(rep.Problems) != 0 || rep.Verified != 4 {
 		t.Fatalf("verified %d, problems %q", rep.Verified, rep.Problems)
 	}
@@ -89,7 +89,7 @@ func TestDuplicate(t *testing.T) {
 	got := append([]Msg{}, tr[0][:4]...)
 	got = append(got, tr[0][3])
 	got = append(got, tr[0][4:]...)
-	mustFail(t, Check(r, names, tr, tagged(Local, got...)), "local, from sender S0", "expected 6 messages, received 7",
+	mustFail(t, Check(r, names, tr, tagged(Local, got...), nil), "local, from sender S0", "expected 6 messages, received 7",
 		"duplicate: type 20 seq 2", "received 2 times, sent 1 times", "first difference at #4")
 }
 
@@ -97,7 +97,7 @@ func TestLoss(t *testing.T) {
 	tr := transcripts()
 	r := Receiver{Name: "local", Groups: all, Sees: map[int]Tag{0: Local}}
 	got := append(append([]Msg{}, tr[0][:1]...), tr[0][2:]...)
-	mustFail(t, Check(r, names, tr, tagged(Local, got...)), "expected 6 messages, received 5",
+	mustFail(t, Check(r, names, tr, tagged(Local, got...), nil), "expected 6 messages, received 5",
 		"lost: type 24 seq 0 pid 0 group 7 [local 10.1.0.1/32 table 255] sent 1 times (first expected at #1), received 0 times")
 }
 
@@ -105,7 +105,7 @@ func TestLossOfOneOfIdenticalMessages(t *testing.T) {
 	tr := transcripts()
 	r := Receiver{Name: "local", Groups: all, Sees: map[int]Tag{0: Local}}
 	got := tr[0][:len(tr[0])-1] // the second of two identical stats messages
-	mustFail(t, Check(r, names, tr, tagged(Local, got...)), "lost: type 92", "sent 2 times", "received 1 times")
+	mustFail(t, Check(r, names, tr, tagged(Local, got...), nil), "lost: type 92", "sent 2 times", "received 1 times")
 }
 
 func TestReordering(t *testing.T) {
@@ -113,7 +113,7 @@ func TestReordering(t *testing.T) {
 	r := Receiver{Name: "local", Groups: all, Sees: map[int]Tag{0: Local}}
 	got := append([]Msg{}, tr[0]...)
 	got[0], got[1] = got[1], got[0]
-	rep := Check(r, names, tr, tagged(Local, got...))
+	rep := Check(r, names, tr, tagged(Local, got...), nil)
 	mustFail(t, rep, "reordered: first difference at #0: expected type 20 seq 1")
 	if strings.Contains(Join(rep.Problems), "duplicate") || strings.Contains(Join(rep.Problems), "lost") {
 		t.Errorf("a pure reordering is reported as loss or duplicate: %q", rep.Problems)
@@ -124,48 +124,48 @@ func TestWrongNSID(t *testing.T) {
 	tr := transcripts()
 	r := Receiver{Name: "observer", Groups: all, Sees: map[int]Tag{0: NSID(10), 1: NSID(11)}}
 	got := append(tagged(NSID(10), tr[0]...), tagged(NSID(12), tr[1]...)...)
-	mustFail(t, Check(r, names, tr, got), "observer: message #6 from a namespace it cannot see (nsid 12)",
+	mustFail(t, Check(r, names, tr, got, nil), "observer: message #6 from a namespace it cannot see (nsid 12)",
 		"from sender S1 (nsid 11): expected 3 messages, received 0")
 }
 
 func TestMissingNSID(t *testing.T) {
 	tr := transcripts()
 	r := Receiver{Name: "observer", Groups: all, Sees: map[int]Tag{0: NSID(10)}}
-	mustFail(t, Check(r, names, tr, tagged(Local, tr[0]...)), "cannot see (no nsid)")
+	mustFail(t, Check(r, names, tr, tagged(Local, tr[0]...), nil), "cannot see (no nsid)")
 }
 
 func TestNSIDOnLocalCopy(t *testing.T) {
 	tr := transcripts()
 	r := Receiver{Name: "local-all-nsid", Groups: all, Sees: map[int]Tag{0: Local}}
-	mustFail(t, Check(r, names, tr, tagged(NSID(0), tr[0]...)), "cannot see (nsid 0)")
+	mustFail(t, Check(r, names, tr, tagged(NSID(0), tr[0]...), nil), "cannot see (nsid 0)")
 }
 
 func TestSwappedSenders(t *testing.T) {
 	tr := transcripts()
 	r := Receiver{Name: "observer", Groups: all, Sees: map[int]Tag{0: NSID(10), 1: NSID(11)}}
 	got := append(tagged(NSID(11), tr[0]...), tagged(NSID(10), tr[1]...)...)
-	mustFail(t, Check(r, names, tr, got), "from sender S0 (nsid 10): expected 6 messages, received 3", "never sent")
+	mustFail(t, Check(r, names, tr, got, nil), "from sender S0 (nsid 10): expected 6 messages, received 3", "never sent")
 }
 
 func TestWrongGroup(t *testing.T) {
 	tr := transcripts()
 	r := Receiver{Name: "bind", Groups: []uint32{gAddr, gRoute}, Sees: map[int]Tag{0: Local}}
-	mustFail(t, Check(r, names, tr, tagged(Local, tr[0]...)), "bind: message #2 on group 36, which it never joined")
+	mustFail(t, Check(r, names, tr, tagged(Local, tr[0]...), nil), "bind: message #2 on group 36, which it never joined")
 }
 
 func TestInvisibleNamespaceReceiverGetsNothing(t *testing.T) {
 	tr := transcripts()
 	r := Receiver{Name: "foreign-plain", Groups: all}
-	if rep := Check(r, names, tr, nil); len(rep.Problems) != 0 {
+	if rep := Check(r, names, tr, nil, nil); len(rep.Problems) != 0 {
 		t.Fatalf("empty receiver judged wrong: %q", rep.Problems)
 	}
-	mustFail(t, Check(r, names, tr, tagged(Local, tr[1][0])), "foreign-plain: message #0 from a namespace it cannot see (no nsid)")
+	mustFail(t, Check(r, names, tr, tagged(Local, tr[1][0]), nil), "foreign-plain: message #0 from a namespace it cannot see (no nsid)")
 }
 
 func TestManyProblemsAreSummarised(t *testing.T) {
 	tr := transcripts()
 	r := Receiver{Name: "x", Groups: all}
-	rep := Check(r, names, tr, tagged(Local, append(tr[0], tr[0]...)...))
+	rep := Check(r, names, tr, tagged(Local, append(tr[0], tr[0]...)...), nil)
 	mustFail(t, rep, "12 messages from namespaces it cannot see in all")
 	if len(rep.Problems) > maxShown+1 {
 		t.Errorf("%d problem lines for one kind, want at most %d", len(rep.Problems), maxShown+1)
@@ -175,7 +175,7 @@ func TestManyProblemsAreSummarised(t *testing.T) {
 func TestAmbiguousTags(t *testing.T) {
 	tr := transcripts()
 	r := Receiver{Name: "x", Groups: all, Sees: map[int]Tag{0: Local, 1: Local}}
-	mustFail(t, Check(r, names, tr, nil), "cannot tell them apart")
+	mustFail(t, Check(r, names, tr, nil, nil), "cannot tell them apart")
 }
 
 func bySeq(m Msg) (int, bool) {

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0
+
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// The fault modes make the kernel's allocations of socket buffers fail in
+// the senders' threads only, with failslab (CONFIG_FAILSLAB and
+// CONFIG_FAULT_INJECTION_DEBUG_FS):
+//
+//   - task-filter: only threads whose /proc/<tid>/make-it-fail is 1 (the
+//     senders mark their own thread before anything is injected);
+//   - cache-filter: only caches marked failslab, here skbuff_head_cache,
+//     the head of every sk_buff. So what fails is what the series must
+//     handle: a clone in do_one_broadcast() (the receiver is overrun), an
+//     nlmsg_new() before the walk (netlink_set_err() tells the sender's
+//     namespace), an ACK (the sender loses it) and a sendmsg (the sender
+//     sends again); never the Go runtime's own mmap or clone, which would
+//     kill the program, nor the requests' other allocations;
+//   - ignore-gfp-wait off: notifications are cloned with GFP_KERNEL;
+//   - verbose 0: no stack trace logged for every failure;
+//   - times counts down from a known value: what it lost is the number of
+//     failures injected.
+//
+// On 6.1 a cache's failslab mark is read-only in sysfs: it is set at boot
+// with slub_debug=A,skbuff_head_cache. Every knob is saved first and put
+// back on every way out.
+const (
+	debugfs        = "/sys/kernel/debug"
+	failslabDir    = debugfs + "/failslab"
+	skbCacheMark   = "/sys/kernel/slab/skbuff_head_cache/failslab"
+	kmemleakFile   = debugfs + "/kmemleak"
+	failslabBoot   = "slub_debug=A,skbuff_head_cache"
+	injectionTimes = 1_000_000_000
+)
+
+// failslab is the injection, set up for a fault mode.
+type failslab struct {
+	saved   map[string]string // knob -> value before
+	mounted bool              // debugfs was mounted here
+}
+
+// failslabKnobs are the knobs set, in the order they are set.
+var failslabKnobs = []string{"probability", "interval", "times", "space", "verbose", "task-filter", "cache-filter", "ignore-gfp-wait"}
+
+// openFailslab prepares the injection with probability 0. skip says why
+// it cannot be done here (the kernel lacks it); err is anything else.
+func openFailslab() (f *failslab, skip string, err error) {
+	f = &failslab{saved: map[string]string{}}
+	// Without CONFIG_FAULT_INJECTION a thread cannot be marked: nothing
+	// to mount debugfs for.
+	if _, err := os.Stat("/proc/thread-self/make-it-fail"); err != nil {
+		return nil, fmt.Sprintf("no /proc/thread-self/make-it-fail (%v): the kernel lacks CONFIG_FAULT_INJECTION and CONFIG_FAILSLAB", err), nil
+	}
+	if _, err := os.Stat(failslabDir); errors.Is(err, os.ErrNotExist) {
+		if mounted, err := isDebugfsMounted(); err != nil {
+			return nil, "", err
+		} else if !mounted {
+			if err := unix.Mount("debugfs", debugfs, "debugfs", 0, ""); err != nil {
+				return nil, fmt.Sprintf("debugfs cannot be mounted on %s (%v): failslab's controls are there", debugfs, err), nil
+			}
+			f.mounted = true
+		}
+	}
+	if _, err := os.Stat(failslabDir); err != nil {
+		f.close()
+		return nil, fmt.Sprintf("no %s (%v): the kernel lacks CONFIG_FAILSLAB or CONFIG_FAULT_INJECTION_DEBUG_FS", failslabDir, err), nil
+	}
+	if skip := markSkbCache(); skip != "" {
+		f.close()
+		return nil, skip, nil
+	}
+	for _, k := range failslabKnobs {
+		v, err := readKnob(k)
+		if err != nil {
+			f.close()
+			return nil, "", err
+		}
+		f.saved[k] = v
+	}
+	for _, kv := range [][2]string{
+		{"probability", "0"}, {"interval", "1"}, {"times", strconv.Itoa(injectionTimes)}, {"space", "0"},
+		{"verbose", "0"}, {"task-filter", "Y"}, {"cache-filter", "Y"}, {"ignore-gfp-wait", "N"},
+	} {
+		if err := writeKnob(kv[0], kv[1]); err != nil {
+			f.close()
+			return nil, "", err
+		}
+	}
+	return f, "", nil
+}
+
+// markSkbCache makes sure skbuff_head_cache is the one cache failures are
+// injected into, and says why not when it cannot.
+func markSkbCache() string {
+	b, err := os.ReadFile(skbCacheMark)
+	if err != nil {
+		return fmt.Sprintf("no %s (%v): the kernel lacks SLUB's sysfs, which the injection's cache filter needs", skbCacheMark, err)
+	}
+	if strings.TrimSpace(string(b)) == "1" {
+		return ""
+	}
+	if err := os.WriteFile(skbCacheMark, []byte("1"), 0); err == nil {
+		return ""
+	}
+	return fmt.Sprintf("skbuff_head_cache is not marked for failslab, and this kernel marks caches only at boot: boot with %s", failslabBoot)
+}
+
+func isDebugfsMounted() (bool, error) {
+	f, err := os.Open("/proc/self/mounts")
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if fields := strings.Fields(sc.Text()); len(fields) > 2 && fields[1] == debugfs && fields[2] == "debugfs" {
+			return true, nil
+		}
+	}
+	return false, sc.Err()
+}
+
+func readKnob(k string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(failslabDir, k))
+	if err != nil {
+		return "", fmt.Errorf("failslab: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+func writeKnob(k, v string) error {
+	if err := os.WriteFile(filepath.Join(failslabDir, k), []byte(v), 0); err != nil {
+		return fmt.Errorf("failslab: write %s to %s: %w", v, k, err)
+	}
+	return nil
+}
+
+// start injects failures into a percent of the marked threads'
+// allocations from skbuff_head_cache.
+func (f *failslab) start(percent int) error { return writeKnob("probability", strconv.Itoa(percent)) }
+
+// stop ends the injection (through debugfs: a marked thread's own
+// writes would fail too).
+func (f *failslab) stop() error { return writeKnob("probability", "0") }
+
+// injected returns how many failures have been injected since open.
+func (f *failslab) injected() (int64, error) {
+	v, err := readKnob("times")
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("failslab: times %q: %w", v, err)
+	}
+	return injectionTimes - n, nil
+}
+
+// close puts every knob back as it was (probability first), and unmounts
+// debugfs if it was mounted here.
+func (f *failslab) close() error {
+	var first error
+	for _, k := range failslabKnobs {
+		if v, ok := f.saved[k]; ok {
+			if err := writeKnob(k, v); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	if f.mounted {
+		if err := unix.Unmount(debugfs, 0); err != nil && first == nil {
+			first = fmt.Errorf("unmount %s: %w", debugfs, err)
+		}
+	}
+	return first
+}
+
+// markThread marks the calling thread for the injection. Call it before
+// any failure is injected: the write itself allocates.
+func markThread() error {
+	if err := os.WriteFile("/proc/thread-self/make-it-fail", []byte("1"), 0); err != nil {
+		return fmt.Errorf("mark the sender's thread for failslab: %w", err)
+	}
+	return nil
+}
+
+// kmemleak is the kernel's leak detector, if it has one (debugfs mounted).
+type kmemleak struct{}
+
+// openKmemleak clears the suspects found so far, so that a later scan
+// lists only what leaked since. ok is false where the kernel has none.
+func openKmemleak() (k *kmemleak, ok bool, err error) {
+	if _, err := os.Stat(kmemleakFile); err != nil {
+		return nil, false, nil
+	}
+	if err := os.WriteFile(kmemleakFile, []byte("clear"), 0); err != nil {
+		return nil, false, fmt.Errorf("kmemleak: clear: %w", err)
+	}
+	return &kmemleak{}, true, nil
+}
+
+// scan scans memory twice (an object is reported after it was found
+// unreferenced by a scan, once it is old enough) and returns the suspects
+// listed since the clear.
+func (k *kmemleak) scan() ([]string, error) {
+	for i := 0; i < 2; i++ {
+		if err := os.WriteFile(kmemleakFile, []byte("scan"), 0); err != nil {
+			return nil, fmt.Errorf("kmemleak: scan: %w", err)
+		}
+	}
+	b, err := os.ReadFile(kmemleakFile)
+	if err != nil {
+		return nil, fmt.Errorf("kmemleak: %w", err)
+	}
+	var suspects []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "unreferenced object") {
+			suspects = append(suspects, l)
+		}
+	}
+	return suspects, nil
+}

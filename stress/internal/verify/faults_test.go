@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0
+
+package verify
+
+import (
+	"strings"
+	"testing"
+)
+
+var (
+	enobufs = Got{Event: Overrun}
+	drained = Got{Event: Drained}
+)
+
+// stream builds a receiver's stream from messages (tagged tag) and events.
+func stream(tag Tag, items ...any) []Got {
+	var out []Got
+	for _, it := range items {
+		switch v := it.(type) {
+		case Msg:
+			out = append(out, Got{Msg: v, Tag: tag})
+		case Got:
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func noFaults() *Faults { return &Faults{Delivered: map[Msg]bool{}, Unsure: map[Msg]bool{}} }
+
+func mustPass(t *testing.T, rep Report) {
+	t.Helper()
+	if len(rep.Problems) != 0 {
+		t.Fatalf("problems: %s", Join(rep.Problems))
+	}
+}
+
+var local0 = Receiver{Name: "local", Groups: all, Sees: map[int]Tag{0: Local}}
+
+// Without faults, an ENOBUFS is a failure of the run's design.
+func TestOverrunWithoutFaultsFails(t *testing.T) {
+	tr := transcripts()
+	mustFail(t, Check(local0, names, tr, stream(Local, tr[0][0], enobufs, tr[0][1], tr[0][2], tr[0][3], tr[0][4], tr[0][5]), nil),
+		"ENOBUFS at #1", "though no allocation was made to fail")
+}
+
+// A message lost to a failed clone: the ENOBUFS comes at the next read,
+// after the message before it was queued and before the one after it.
+func TestLossCoveredByENOBUFS(t *testing.T) {
+	tr := transcripts()
+	m := tr[0]
+	rep := Check(local0, names, tr, stream(Local, m[0], drained, enobufs, m[2], m[3], m[4], m[5]), noFaults())
+	mustPass(t, rep)
+	if rep.Covered != 1 || rep.Verified != 5 || rep.Overruns != 1 {
+		t.Errorf("covered %d verified %d overruns %d, want 1 5 1", rep.Covered, rep.Verified, rep.Overruns)
+	}
+	// The ENOBUFS may also come before messages queued before the
+	// failure, which are still read after it.
+	mustPass(t, Check(local0, names, tr, stream(Local, enobufs, m[0], m[2], m[3], m[4], m[5]), noFaults()))
+}
+
+// A loss with no ENOBUFS, or with one from before the queue was drained
+// after the message before the loss was queued, is a real loss.
+func TestLossWithoutItsENOBUFSFails(t *testing.T) {
+	tr := transcripts()
+	m := tr[0]
+	mustFail(t, Check(local0, names, tr, stream(Local, m[0], m[2], m[3], m[4], m[5]), noFaults()),
+		"lost without an ENOBUFS to account for it", "local 10.1.0.1/32 table 255")
+	// An old ENOBUFS: the queue was drained, then m[0] was read (so
+	// queued after the drain), then m[1] went missing.
+	mustFail(t, Check(local0, names, tr, stream(Local, enobufs, drained, m[0], m[2], m[3], m[4], m[5]), noFaults()),
+		"lost without an ENOBUFS", "(none between #1 and #3)")
+	// An ENOBUFS after the next message was read does not cover it either.
+	mustFail(t, Check(local0, names, tr, stream(Local, m[0], drained, m[2], enobufs, m[3], m[4], m[5]), noFaults()),
+		"lost without an ENOBUFS")
+}
+
+// Under faults a duplicate is still a duplicate, and order still holds.
+func TestDuplicateAndReorderUnderFaults(t *testing.T) {
+	tr := transcripts()
+	m := tr[0]
+	mustFail(t, Check(local0, names, tr, stream(Local, m[0], m[1], m[2], m[3], m[3], m[4], m[5]), noFaults()),
+		"message #4 is a duplicate, or out of order")
+	mustFail(t, Check(local0, names, tr, stream(Local, m[1], m[0], m[2], m[3], m[4], m[5]), noFaults()),
+		"is a duplicate, or out of order")
+	mustFail(t, Check(local0, names, tr, stream(Local, m[0], m[1], m[2], addr(9, "10.9.0.9"), m[3], m[4], m[5]), noFaults()),
+		"is never sent")
+}
+
+// A message of copies alike (RTM_NEWSTATS): which copy was lost is not
+// known, so the window runs between the messages that occur once. Here
+// the first stats was lost (ENOBUFS), the queue drained, the second read.
+func TestLossAmongIdenticalMessages(t *testing.T) {
+	tr := transcripts()
+	m := tr[0] // addr1 local1 stats addr2 local2 stats
+	mustPass(t, Check(local0, names, tr, stream(Local, m[0], m[1], enobufs, drained, m[3], m[4], m[5]), noFaults()))
+	mustFail(t, Check(local0, names, tr, stream(Local, m[0], m[1], m[3], m[4], m[5]), noFaults()), "lost without an ENOBUFS", "type 92")
+}
+
+// A message no receiver got: owed to no one when its request's outcome is
+// unknown; owed to a foreign receiver, which netlink_set_err() does not
+// reach, only if some receiver got it.
+func TestUndeliveredMessages(t *testing.T) {
+	tr := transcripts()
+	m := tr[0]
+	f := noFaults()
+	f.Unsure[m[1]] = true
+	rep := Check(local0, names, tr, stream(Local, m[0], m[2], m[3], m[4], m[5]), f)
+	mustPass(t, rep)
+	if rep.Undelivered != 1 {
+		t.Errorf("undelivered %d, want 1", rep.Undelivered)
+	}
+	f.Delivered[m[1]] = true // someone got it after all
+	mustFail(t, Check(local0, names, tr, stream(Local, m[0], m[2], m[3], m[4], m[5]), f), "lost without an ENOBUFS")
+
+	observer := Receiver{Name: "observer", Groups: all, Sees: map[int]Tag{0: NSID(10)}, SetErrMisses: true}
+	f = noFaults()
+	mustPass(t, Check(observer, names, tr, stream(NSID(10), m[0], m[2], m[3], m[4], m[5]), f))
+	f.Delivered[m[1]] = true
+	mustFail(t, Check(observer, names, tr, stream(NSID(10), m[0], m[2], m[3], m[4], m[5]), f), "lost without an ENOBUFS")
+	// A local receiver gets the set_err ENOBUFS: its silence is a loss.
+	mustFail(t, Check(local0, names, tr, stream(Local, m[0], m[2], m[3], m[4], m[5]), noFaults()), "lost without an ENOBUFS")
+}
+
+// The nsid is still checked under faults.
+func TestWrongNSIDUnderFaults(t *testing.T) {
+	tr := transcripts()
+	observer := Receiver{Name: "observer", Groups: all, Sees: map[int]Tag{0: NSID(10)}, SetErrMisses: true}
+	rep := Check(observer, names, tr, stream(NSID(11), tr[0][0]), noFaults())
+	if !strings.Contains(Join(rep.Problems), "from a namespace it cannot see (nsid 11)") {
+		t.Errorf("problems %q", rep.Problems)
+	}
+}
