@@ -222,7 +222,9 @@ func Check(r Receiver, names []string, transcripts [][]Msg, got []Got, faults *F
 // the true window.
 func compareFaulty(where string, want, got []Msg, pos []int, stream []Got, f *Faults, silent bool) Report {
 	var rep Report
-	add := func(format string, a ...any) { rep.Problems = append(rep.Problems, where+": "+fmt.Sprintf(format, a...)) }
+	add := func(format string, a ...any) {
+		rep.Problems = append(rep.Problems, where+": "+fmt.Sprintf(format, a...))
+	}
 	count := map[Msg]int{}
 	for _, m := range want {
 		count[m]++
