@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"nlmcast/selftests/mcswitch"
+	"nlmcast/selftests/nsdeath"
 	"nlmcast/stress/internal/verify"
 )
 
@@ -75,14 +76,25 @@ func runMode(ctx context.Context, cfg config, m mode, sw *mcswitch.Switch, cpus 
 	out.report.Mode = m.name
 	t := &topology{cfg: cfg, faults: inj != nil}
 	defer func() {
-		t.close()
-		if cfg.injectTeardownWarning {
-			if err := writeKernelWarning(); err != nil {
+		if cfg.injectTeardownWarning && len(t.senders) > 0 {
+			// Written when the kernel tears S0 down, after the mode
+			// has returned: as a WARNING from a pernet exit method
+			// would come.
+			err := nsdeath.OnTeardown(t.senders[0].sp.NS, time.Minute, func(err error) {
+				if err == nil {
+					err = writeKernelWarning()
+				}
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "%s: -inject-teardown-warning: %v\n", program, err)
+				}
+			})
+			if err != nil {
 				out.fail("-inject-teardown-warning: %v", err)
-				return
+			} else {
+				out.notes = append(out.notes, "self-test: a WARNING line goes to /dev/kmsg when the kernel tears "+t.senders[0].name+" down")
 			}
-			out.notes = append(out.notes, "self-test: wrote a WARNING line to /dev/kmsg once the namespaces were released")
 		}
+		t.close()
 	}()
 	if err := t.build(cpus); err != nil {
 		out.fail("setup: %v", err)
@@ -334,12 +346,16 @@ func (t *topology) judge(out *outcome) {
 	}
 	var faults *verify.Faults
 	if t.faults {
-		faults = &verify.Faults{Delivered: map[verify.Msg]bool{}, Unsure: map[verify.Msg]bool{}}
+		faults = &verify.Faults{Delivered: map[verify.Msg]int{}, Unsure: map[verify.Msg]bool{}}
 		for _, st := range receivers {
+			copies := map[verify.Msg]int{}
 			for _, g := range st.got {
 				if g.Event == verify.Message {
-					faults.Delivered[g.Msg] = true
+					copies[g.Msg]++
 				}
+			}
+			for m, n := range copies {
+				faults.Delivered[m] = max(faults.Delivered[m], n)
 			}
 		}
 		for _, s := range t.senders {

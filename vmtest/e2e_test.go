@@ -309,11 +309,15 @@ var resultTiming = regexp.MustCompile(`( #)? time=\d+ms`)
 // A selftests.Main program fails exactly the case during which the kernel
 // logged a report or set a taint bit, with the report's lines, and fails
 // the program when a report comes after its last case (teardown is
-// asynchronous). vmtest also fails both runs on the console's evidence.
+// asynchronous); a report from before Main opened the log counts, and
+// one from a Settle case's teardown is that case's. vmtest also fails
+// every run on the console's evidence.
 func TestProgramKernelHealthEndToEnd(t *testing.T) {
 	kernel := bootKernel(t)
 	during := buildModuleProgram(t, "./selftests/internal/healthprobe", "healthprobe")
 	after := buildModuleProgram(t, "./selftests/internal/healthprobe", "healthprobe-after")
+	early := buildModuleProgram(t, "./selftests/internal/healthprobe", "healthprobe-early")
+	settle := buildModuleProgram(t, "./selftests/internal/healthprobe", "healthprobe-settle")
 	tests := []struct {
 		prog string
 		want []string
@@ -334,6 +338,23 @@ func TestProgramKernelHealthEndToEnd(t *testing.T) {
 			"# Bail out! kernel report after the last case: WARNING",
 			"# # Totals: pass:1 fail:0 xfail:0 xpass:0 skip:0 error:0",
 			"not ok 1 selftests: netlink_mcast: healthprobe-after # exit=1",
+		}},
+		// A WARNING logged by the program's first instruction, before
+		// Main opens the kernel log, is read from the log by its
+		// timestamp and fails the first case.
+		{early, []string{
+			"# # kernel report during quiet: WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10",
+			"# not ok 1 healthprobe.quiet # kernel report during the case: WARNING",
+			"# ok 2 healthprobe.quiet_again",
+			"not ok 1 selftests: netlink_mcast: healthprobe-early # exit=1",
+		}},
+		// A WARNING logged once a Settle case has released its namespace,
+		// while the kernel tears it down, fails that case, not the next.
+		{settle, []string{
+			"# # kernel report during tears_down: WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10",
+			"# not ok 1 healthprobe.tears_down # kernel report during the case: WARNING",
+			"# ok 2 healthprobe.quiet_after",
+			"not ok 1 selftests: netlink_mcast: healthprobe-settle # exit=1",
 		}},
 	}
 	for _, tt := range tests {

@@ -264,3 +264,26 @@ func (w *Witness) names() string {
 	sort.Strings(names)
 	return strings.Join(names, ", ")
 }
+
+// OnTeardown calls fn, from a goroutine of its own, once the kernel has
+// begun tearing ns down (cleanup_net took it: its RTM_DELNSID), with nil,
+// or with why it could not tell within timeout. The witness namespace it
+// watches from lives until fn has returned, so a program that waits for
+// every namespace it made also waits for fn. It is for self-tests that
+// must make something happen while a namespace is torn down, after the
+// code that released it has long returned.
+func OnTeardown(ns *netns.NS, timeout time.Duration, fn func(error)) error {
+	w, err := New()
+	if err != nil {
+		return err
+	}
+	if err := w.Track(ns, ""); err != nil {
+		w.Close()
+		return err
+	}
+	go func() {
+		defer w.Close()
+		fn(w.drain(time.Now().Add(timeout)))
+	}()
+	return nil
+}

@@ -10,8 +10,9 @@
 // logs the WARNING from the suite's teardown, after the last case; one
 // ending in "-early" logs it as its first instruction, before Main opens
 // the kernel log (so it must fail the first case); one ending in
-// "-settle" logs it from the last cleanup of a Settle case, once that case
-// has released its namespace (so it must fail that case and not the next);
+// "-settle" logs it when the kernel tears down the namespace of a Settle
+// case, long after the case returned (so it must fail that case, which
+// the program waits for, and not the next);
 // any other name runs the cases quiet, warns, taints and quiet_again.
 //
 // It writes to the kernel log and sets taint: run it only in a VM.
@@ -21,8 +22,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"nlmcast/selftests"
+	"nlmcast/selftests/nsdeath"
 )
 
 // FakeWarning is the line logged, in the format of a 6.1 WARN().
@@ -78,10 +81,18 @@ func main() {
 	case strings.HasSuffix(name, "-settle"):
 		s.Cases = []selftests.Case{
 			{Name: "tears_down", Settle: true, Run: func(t selftests.T) {
-				// Cleanups run last first: this one runs after the
-				// namespace's handles are closed.
-				t.Cleanup(func() { warns(t) })
-				selftests.NewNS(t, "S")
+				s := selftests.NewNS(t, "S")
+				err := nsdeath.OnTeardown(s.NS, 30*time.Second, func(err error) {
+					if err == nil {
+						err = write("/dev/kmsg", FakeWarning+"\n")
+					}
+					if err != nil {
+						write("/dev/kmsg", "<3>healthprobe: "+err.Error()+"\n")
+					}
+				})
+				if err != nil {
+					t.Fatalf("%v", err)
+				}
 			}},
 			{Name: "quiet_after", Run: quiet},
 		}
