@@ -29,6 +29,7 @@ package nsdeath
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -259,10 +260,36 @@ func (w *Witness) drain(deadline time.Time) error {
 func (w *Witness) names() string {
 	var names []string
 	for id, t := range w.live {
-		names = append(names, fmt.Sprintf("%s (id %d)", t.name, id))
+		names = append(names, fmt.Sprintf("%s (id %d%s)", t.name, id, holders(t.inode)))
 	}
 	sort.Strings(names)
 	return strings.Join(names, ", ")
+}
+
+// holders says what of this program still refers to the namespace of
+// nsfs inode ino: its threads in it and its descriptors of it. A
+// namespace that outlives its deadline with neither is held by the kernel.
+func holders(ino uint64) string {
+	link := fmt.Sprintf("net:[%d]", ino)
+	var threads, fds []string
+	if tasks, err := os.ReadDir("/proc/self/task"); err == nil {
+		for _, t := range tasks {
+			if l, err := os.Readlink("/proc/self/task/" + t.Name() + "/ns/net"); err == nil && l == link {
+				threads = append(threads, t.Name())
+			}
+		}
+	}
+	if ents, err := os.ReadDir("/proc/self/fd"); err == nil {
+		for _, e := range ents {
+			if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && l == link {
+				fds = append(fds, e.Name())
+			}
+		}
+	}
+	if len(threads) == 0 && len(fds) == 0 {
+		return "; no thread of this program is in it and no descriptor of it is open"
+	}
+	return fmt.Sprintf("; this program's threads in it: %v, descriptors of it: %v", threads, fds)
 }
 
 // OnTeardown calls fn, from a goroutine of its own, once the kernel has
