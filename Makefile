@@ -28,10 +28,12 @@ NLMC_PROGS := netlink_mcast_semantics netlink_mcast_switch
 NLMC_COLLECTION := netlink_mcast
 nlmc_pkg_netlink_mcast_semantics := ./semantics
 nlmc_pkg_netlink_mcast_switch := ./switchtest
-# Built and installed, but not run by run_tests: it runs for minutes.
-NLMC_EXTENDED := netlink_mcast_stress netlink_mcast_bench
+# Built and installed, but not run by run_tests: stress and bench run for
+# minutes; frr needs Debian's frr (and iproute2, iputils-ping) installed.
+NLMC_EXTENDED := netlink_mcast_stress netlink_mcast_bench netlink_mcast_frr
 nlmc_pkg_netlink_mcast_stress := ./stress
 nlmc_pkg_netlink_mcast_bench := ./bench
+nlmc_pkg_netlink_mcast_frr := ./frr
 NLMC_STRESS_BIN = $(OUTPUT)/netlink_mcast_stress
 
 # --- Go toolchain ------------------------------------------------------------

@@ -162,12 +162,13 @@ func (r *router) start(frr frrInstall, bgpdConf string, within time.Duration) er
 	cmd.Args[0] = "netlink_mcast_frr-keeper-" + r.Name
 	cmd.Env = append(os.Environ(), keeperEnv+"="+string(spec))
 	cmd.Stderr = &r.kerr
-	out, err := cmd.StdoutPipe()
+	out, err := outputPipe(cmd)
 	if err != nil {
 		return err
 	}
 	r.keeper, err = startIn(r.NS, cmd, unix.CLONE_NEWNS|unix.CLONE_NEWPID)
 	if err != nil {
+		out.Close()
 		return fmt.Errorf("router %s: keeper: %w", r.Name, err)
 	}
 	go r.listen(out, 2)
@@ -185,10 +186,11 @@ func (r *router) start(frr frrInstall, bgpdConf string, within time.Duration) er
 }
 
 // listen reads the keeper's reports until it exits.
-func (r *router) listen(out interface{ Read([]byte) (int, error) }, daemons int) {
+func (r *router) listen(out *os.File, daemons int) {
 	sc := bufio.NewScanner(out)
 	once := sync.OnceFunc(func() { close(r.readyCh) })
 	defer once()
+	defer out.Close()
 	for sc.Scan() {
 		verb, rest, _ := strings.Cut(sc.Text(), " ")
 		r.mu.Lock()

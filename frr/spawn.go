@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"runtime"
 	"syscall"
@@ -33,6 +34,26 @@ type started struct {
 	err  error         // cmd.Wait's result, valid once done is closed
 }
 
+// outputPipe gives cmd a stdout pipe that, unlike cmd.StdoutPipe, Wait
+// does not close: the reader sees every line, up to EOF, even after the
+// child has been waited for.
+func outputPipe(cmd *exec.Cmd) (*os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout = w
+	return r, nil
+}
+
+// closeWriteEnd closes the parent's copy of the child's stdout once the
+// child has it, so that the reader gets EOF when the child exits.
+func closeWriteEnd(cmd *exec.Cmd) {
+	if w, ok := cmd.Stdout.(*os.File); ok {
+		w.Close()
+	}
+}
+
 // startIn starts cmd in ns (the current namespace when ns is nil), with
 // extra clone flags (e.g. CLONE_NEWNS|CLONE_NEWPID), and returns once it
 // runs or failed to start.
@@ -58,7 +79,9 @@ func startIn(ns *netns.NS, cmd *exec.Cmd, cloneflags uintptr) (*started, error) 
 				return
 			}
 		}
-		if err := cmd.Start(); err != nil {
+		err := cmd.Start()
+		closeWriteEnd(cmd)
+		if err != nil {
 			startErr <- err
 			return
 		}

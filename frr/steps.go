@@ -77,7 +77,7 @@ func (s *sequence) learn(t selftests.T) {
 	s.changed = time.Now()
 	s.addLearnt(t)
 	s.converge(t, "learn", "r1's zebra has the new addresses and routes, and its RIB and addresses equal the kernel's dump",
-		convergeWithin, s.zebraAgrees(true), s.changed)
+		s.deadline(), s.zebraAgrees(true), s.changed)
 }
 
 // zebraAgrees checks r1's zebra against r1's kernel. learnt says whether
@@ -240,7 +240,7 @@ func (s *sequence) everything() []netip.Prefix {
 // install: the far routers' kernels get the prefixes from BGP with the
 // right nexthop (timed from learn's change: the routes travel meanwhile).
 func (s *sequence) install(t selftests.T) {
-	s.converge(t, "install", "every prefix in r2 and r3 via BGP through the upstream router", convergeWithin,
+	s.converge(t, "install", "every prefix in r2 and r3 via BGP through the upstream router", s.deadline(),
 		s.farState(s.everything(), nil), s.changed)
 }
 
@@ -276,7 +276,7 @@ func (s *sequence) ping(t selftests.T) {
 	r3 := s.r(2)
 	start := time.Now()
 	var last string
-	s.converge(t, "ping", "one echo reply from each of r1's addresses to r3", convergeWithin, func() (bool, string, error) {
+	s.converge(t, "ping", "one echo reply from each of r1's addresses to r3", s.deadline(), func() (bool, string, error) {
 		for _, c := range []struct{ src, dst netip.Addr }{
 			{loopback4(2).Addr(), s.addr4().Addr()}, {loopback6(2).Addr(), s.addr6().Addr()},
 		} {
@@ -329,7 +329,7 @@ func (s *sequence) withdrawAddr(t selftests.T) {
 	for _, p := range []netip.Prefix{s.addr4(), s.addr6()} {
 		s.mustDo(t, s.r(0), rtnl.DelAddr(stub, p))
 	}
-	s.converge(t, "withdraw_addr", "the address prefixes gone from every kernel, the routes still there", convergeWithin,
+	s.converge(t, "withdraw_addr", "the address prefixes gone from every kernel, the routes still there", s.deadline(),
 		all(s.r1State(s.routePrefixes(), s.addrPrefixes()), s.farState(s.routePrefixes(), s.addrPrefixes())), start)
 }
 
@@ -338,7 +338,7 @@ func (s *sequence) withdrawAddr(t selftests.T) {
 func (s *sequence) withdrawLink(t selftests.T) {
 	start := time.Now()
 	s.mustDo(t, s.r(0), rtnl.SetUp(s.stubIndex(t), false))
-	s.converge(t, "withdraw_link", "the routes through the stub link gone from every kernel", convergeWithin,
+	s.converge(t, "withdraw_link", "the routes through the stub link gone from every kernel", s.deadline(),
 		all(s.r1State(nil, s.everything()), s.farState(nil, s.everything())), start)
 }
 
@@ -348,6 +348,6 @@ func (s *sequence) reinstall(t selftests.T) {
 	start := time.Now()
 	s.mustDo(t, s.r(0), rtnl.SetUp(s.stubIndex(t), true))
 	s.addLearnt(t)
-	s.converge(t, "reinstall", "every prefix back in r2 and r3 via BGP, and r1's zebra equal to its kernel", convergeWithin,
+	s.converge(t, "reinstall", "every prefix back in r2 and r3 via BGP, and r1's zebra equal to its kernel", s.deadline(),
 		all(s.farState(s.everything(), nil), s.zebraAgrees(true)), start)
 }
