@@ -256,7 +256,11 @@ VNG ?= vng
 VNG_FLAGS ?=
 VNG_PROG ?=
 nlmc_vng_target = $(patsubst $(KSFT_DIR)/%,%,$(NLMC_DIR))
-nlmc_vng_cmd = $(if $(VNG_PROG),$(OUTPUT)/$(VNG_PROG),$(if $(KSFT_DIR),$(MAKE) -C $(KSFT_DIR) TARGETS=$(nlmc_vng_target) run_tests,$(MAKE) -C $(NLMC_DIR) run_tests))
+# vng points the guest's /dev/stdout at a port of its own, and the runner
+# writes the programs' output there by name: point it back at fd 1, a pipe
+# (a virtio port can be opened only once), so that the output is in order.
+nlmc_vng_make = $(if $(KSFT_DIR),$(MAKE) -C $(KSFT_DIR) TARGETS=$(nlmc_vng_target) run_tests,$(MAKE) -C $(NLMC_DIR) run_tests)
+nlmc_vng_cmd = $(if $(VNG_PROG),$(OUTPUT)/$(VNG_PROG),bash -c 'set -o pipefail; ln -sf /proc/self/fd/1 /dev/stdout && $(nlmc_vng_make) | cat')
 vng: all
 	@test -n "$(KERNEL)" || { echo "Error: set KERNEL=path/to/bzImage (or a kernel build tree)" >&2; exit 2; }
 	$(VNG) $(VNG_FLAGS) --run $(abspath $(KERNEL)) --user root $(if $(APPEND),--append "$(APPEND)") \
