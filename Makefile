@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # netlink_mcast: two Go kselftest programs, netlink_mcast_semantics and
-# netlink_mcast_switch, the stress program netlink_mcast_stress and the
-# benchmark netlink_mcast_bench (both built and installed, not run by
+# netlink_mcast_switch, the stress program netlink_mcast_stress, the
+# benchmark netlink_mcast_bench and the real-clients program
+# netlink_mcast_frr (these three built and installed, not run by
 # run_tests; `make stress`, `make bench`). See README.md.
 #
 # Two modes, chosen automatically:
@@ -15,9 +16,10 @@
 # * standalone mode, anywhere else (or with STANDALONE=1): all, run_tests,
 #   install INSTALL_PATH=..., clean, implemented below.
 #
-# Both modes also have `test` (the project's own Go tests) and
+# Both modes also have `test` (the project's own Go tests),
 # `vmtest KERNEL=bzImage [APPEND=...] [PROGS=...] [VMTEST_FLAGS=...]` (boot a
-# kernel in QEMU and run the programs there).
+# kernel in QEMU and run the programs there) and `vng KERNEL=... [APPEND=...]
+# [VNG_PROG=...]` (the same under virtme-ng).
 #
 # Without a Go toolchain, kselftest mode runs binaries that are already built
 # and otherwise builds and runs nothing here, saying why: the rest of a
@@ -28,10 +30,12 @@ NLMC_PROGS := netlink_mcast_semantics netlink_mcast_switch
 NLMC_COLLECTION := netlink_mcast
 nlmc_pkg_netlink_mcast_semantics := ./semantics
 nlmc_pkg_netlink_mcast_switch := ./switchtest
-# Built and installed, but not run by run_tests: it runs for minutes.
-NLMC_EXTENDED := netlink_mcast_stress netlink_mcast_bench
+# Built and installed, but not run by run_tests: stress and bench run for
+# minutes; frr needs Debian's frr (and iproute2, iputils-ping) installed.
+NLMC_EXTENDED := netlink_mcast_stress netlink_mcast_bench netlink_mcast_frr
 nlmc_pkg_netlink_mcast_stress := ./stress
 nlmc_pkg_netlink_mcast_bench := ./bench
+nlmc_pkg_netlink_mcast_frr := ./frr
 NLMC_STRESS_BIN = $(OUTPUT)/netlink_mcast_stress
 
 # --- Go toolchain ------------------------------------------------------------
@@ -239,10 +243,33 @@ bench: nlmc-need-go
 		$(if $(KERNEL_U),-kernel-u $(abspath $(KERNEL_U))) $(if $(KERNEL_P),-kernel-p $(abspath $(KERNEL_P))) \
 		-out $(abspath $(BENCH_OUT)) $(BENCH_FLAGS) -args "$(BENCH_ARGS)"
 
+# Run the suite under virtme-ng (vng) on KERNEL (a bzImage or a kernel
+# build tree): the programs are built here on the host, and the guest,
+# which sees the host's files read-only, runs `make run_tests` in this
+# same mode (kselftest: through the selftests Makefile, TARGETS=this
+# directory; standalone: here), or with VNG_PROG=netlink_mcast_frr (or any
+# program) only that program. APPEND: more kernel command line, e.g.
+# sysctl.net.core.netlink_route_mc_index=1. VNG: the vng command;
+# VNG_FLAGS: more vng flags (e.g. --disable-kvm --force-9p where KVM does
+# not work). vng's exit code is the guest command's.
+VNG ?= vng
+VNG_FLAGS ?=
+VNG_PROG ?=
+nlmc_vng_target = $(patsubst $(KSFT_DIR)/%,%,$(NLMC_DIR))
+# vng points the guest's /dev/stdout at a port of its own, and the runner
+# writes the programs' output there by name: point it back at fd 1, a pipe
+# (a virtio port can be opened only once), so that the output is in order.
+nlmc_vng_make = $(if $(KSFT_DIR),$(MAKE) -C $(KSFT_DIR) TARGETS=$(nlmc_vng_target) run_tests,$(MAKE) -C $(NLMC_DIR) run_tests)
+nlmc_vng_cmd = $(if $(VNG_PROG),$(OUTPUT)/$(VNG_PROG),bash -c 'set -o pipefail; ln -sf /proc/self/fd/1 /dev/stdout && $(nlmc_vng_make) | cat')
+vng: all
+	@test -n "$(KERNEL)" || { echo "Error: set KERNEL=path/to/bzImage (or a kernel build tree)" >&2; exit 2; }
+	$(VNG) $(VNG_FLAGS) --run $(abspath $(KERNEL)) --user root $(if $(APPEND),--append "$(APPEND)") \
+		-- $(nlmc_vng_cmd) </dev/null
+
 nlmc-need-go:
 	@$(if $(nlmc_no_go),echo "netlink_mcast: $(nlmc_no_go)" >&2; exit 2,:)
 
 nlmc-skip-msg:
 	@echo "netlink_mcast: SKIP building $(NLMC_PROGS): $(nlmc_no_go)" >&2
 
-.PHONY: test vmtest stress vmtest-stress bench nlmc-need-go nlmc-skip-msg
+.PHONY: test vmtest stress vmtest-stress bench vng nlmc-need-go nlmc-skip-msg

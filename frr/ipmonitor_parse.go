@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0
+
+package main
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"nlmcast/selftests"
+	"nlmcast/selftests/rtnl"
+)
+
+// An event is one notification in terms both sides can state: what
+// `ip monitor label` printed, and what a harness socket received. ip
+// prints one per message: an optional "[nsid N]" (all-nsid: the source's
+// id; "[nsid current]" for the monitor's own namespace), the label
+// ("[ADDR]", "[ROUTE]", "[LINK]", "[NEXTHOP]"), "Deleted " for a
+// deletion, then the object on that line and on continuation lines that
+// start with white space (iproute2 6.1, Debian 12).
+type event struct {
+	NSID    string // "" (no prefix), "7", "current"
+	Label   string // ADDR, ROUTE, LINK, NEXTHOP
+	Deleted bool
+	Key     string // the object: 198.51.100.1/32, local 198.51.100.1 table local, id 5, mon0
+}
+
+func (e event) String() string {
+	var b strings.Builder
+	if e.NSID != "" {
+		fmt.Fprintf(&b, "[nsid %s]", e.NSID)
+	}
+	fmt.Fprintf(&b, "[%s]", e.Label)
+	if e.Deleted {
+		b.WriteString("Deleted ")
+	}
+	b.WriteString(e.Key)
+	return b.String()
+}
+
+// parseIPMonitor reads ip monitor's output lines into events. Lines it
+// cannot read are returned as errors, never skipped.
+func parseIPMonitor(lines []string) ([]event, []string) {
+	var out []event
+	var bad []string
+	for _, l := range lines {
+		if l == "" || l[0] == ' ' || l[0] == '\t' {
+			continue // a continuation line of the event before
+		}
+		e, err := parseIPMonitorLine(l)
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("%q: %v", l, err))
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, bad
+}
+
+func parseIPMonitorLine(l string) (event, error) {
+	var e event
+	if rest, ok := strings.CutPrefix(l, "[nsid "); ok {
+		id, after, ok := strings.Cut(rest, "]")
+		if !ok {
+			return e, fmt.Errorf("unterminated [nsid")
+		}
+		e.NSID, l = id, after
+	}
+	rest, ok := strings.CutPrefix(l, "[")
+	if !ok {
+		return e, fmt.Errorf("no [LABEL]")
+	}
+	e.Label, l, ok = strings.Cut(rest, "]")
+	if !ok {
+		return e, fmt.Errorf("unterminated [LABEL]")
+	}
+	l, e.Deleted = strings.CutPrefix(l, "Deleted ")
+	f := strings.Fields(l)
+	var err error
+	switch e.Label {
+	case "ADDR": // 1: lo    inet 198.51.100.1/32 scope global lo
+		e.Key, err = fieldAfter(f, "inet", "inet6")
+	case "ROUTE": // [TYPE] DST ... [table T] ...
+		e.Key, err = ipRouteKey(f)
+	case "NEXTHOP": // id 5 blackhole
+		var id string
+		id, err = fieldAfter(f, "id")
+		e.Key = "id " + id
+	case "LINK": // 3: va@vb: <FLAGS> ...
+		if len(f) < 2 {
+			return e, fmt.Errorf("short link line")
+		}
+		name, _, _ := strings.Cut(strings.TrimSuffix(f[1], ":"), "@")
+		e.Key = name
+	default:
+		return e, fmt.Errorf("label %q not monitored", e.Label)
+	}
+	return e, err
+}
+
+func fieldAfter(f []string, words ...string) (string, error) {
+	for i := 0; i+1 < len(f); i++ {
+		for _, w := range words {
+			if f[i] == w {
+				return f[i+1], nil
+			}
+		}
+	}
+	return "", fmt.Errorf("no %s field", strings.Join(words, "/"))
+}
+
+var ipRouteTypes = map[string]bool{"local": true, "broadcast": true, "anycast": true, "multicast": true,
+	"blackhole": true, "unreachable": true, "prohibit": true, "throw": true, "unicast": true, "nat": true}
+
+// ipRouteKey is "TYPE DST table TABLE", as ip prints the route: a host
+// route without its /32 or /128, table main left out.
+func ipRouteKey(f []string) (string, error) {
+	if len(f) == 0 {
+		return "", fmt.Errorf("empty route")
+	}
+	typ := "unicast"
+	if ipRouteTypes[f[0]] {
+		typ, f = f[0], f[1:]
+	}
+	if len(f) == 0 {
+		return "", fmt.Errorf("route without destination")
+	}
+	table, _ := fieldAfter(f, "table")
+	if table == "" {
+		table = "main"
+	}
+	return fmt.Sprintf("%s %s table %s", typ, f[0], table), nil
+}
+
+var labels = map[uint16]string{
+	unix.RTM_NEWADDR: "ADDR", unix.RTM_DELADDR: "ADDR", unix.RTM_NEWROUTE: "ROUTE", unix.RTM_DELROUTE: "ROUTE",
+	unix.RTM_NEWLINK: "LINK", unix.RTM_DELLINK: "LINK", unix.RTM_NEWNEXTHOP: "NEXTHOP", unix.RTM_DELNEXTHOP: "NEXTHOP",
+}
+
+var tableNames = map[string]string{"255": "local", "254": "main", "253": "default"}
+
+// lineEvent states a harness socket's transcript line as ip would print
+// it. allNSID says whether the monitor runs with all-nsid: then every
+// event carries the source's id, "current" for the monitor's own
+// namespace (a LISTEN_ALL_NSID socket gets no id, or NETNSA_NSID_NOT_ASSIGNED,
+// for those).
+func lineEvent(l selftests.Line, allNSID bool) (event, error) {
+	if l.Err != nil {
+		return event{}, fmt.Errorf("receive error: %v", l.Err)
+	}
+	label, ok := labels[l.Type]
+	if !ok {
+		return event{}, fmt.Errorf("%s: not a monitored type", rtnl.TypeName(l.Type))
+	}
+	e := event{Label: label, Deleted: strings.HasPrefix(rtnl.TypeName(l.Type), "RTM_DEL")}
+	if allNSID {
+		e.NSID = "current"
+		if l.NSID != nil && *l.NSID >= 0 {
+			e.NSID = fmt.Sprint(*l.NSID)
+		}
+	}
+	f := strings.Fields(l.Detail)
+	switch label {
+	case "ADDR": // 198.51.100.1/32 dev 1
+		if len(f) == 0 {
+			return e, fmt.Errorf("address without detail")
+		}
+		e.Key = f[0]
+	case "ROUTE": // local 198.51.100.1/32 table 255
+		if len(f) < 4 {
+			return e, fmt.Errorf("route detail %q", l.Detail)
+		}
+		dst := f[1]
+		if p, err := netip.ParsePrefix(dst); err == nil && p.IsSingleIP() {
+			dst = p.Addr().String()
+		}
+		table := f[3]
+		if n, ok := tableNames[table]; ok {
+			table = n
+		}
+		e.Key = fmt.Sprintf("%s %s table %s", f[0], dst, table)
+	case "NEXTHOP": // id 5
+		e.Key = l.Detail
+	case "LINK": // mon0 ...
+		if len(f) == 0 {
+			return e, fmt.Errorf("link without name")
+		}
+		e.Key = f[0]
+	}
+	return e, nil
+}
+
+// compareEvents renders want (the harness socket) against got (ip
+// monitor) side by side, '!' on each row that differs; "" when equal.
+func compareEvents(want, got []event) string {
+	n := max(len(want), len(got))
+	same := len(want) == len(got)
+	rows := make([][2]string, n)
+	width := len("harness socket")
+	for i := range n {
+		rows[i] = [2]string{"-", "-"}
+		if i < len(want) {
+			rows[i][0] = want[i].String()
+		}
+		if i < len(got) {
+			rows[i][1] = got[i].String()
+		}
+		if rows[i][0] != rows[i][1] {
+			same = false
+		}
+		width = max(width, len(rows[i][0]))
+	}
+	if same {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "  %-*s | %s\n", width, "harness socket", "ip monitor")
+	for _, r := range rows {
+		mark := " "
+		if r[0] != r[1] {
+			mark = "!"
+		}
+		fmt.Fprintf(&b, "%s %-*s | %s\n", mark, width, r[0], r[1])
+	}
+	return strings.TrimRight(b.String(), "\n")
+}

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0
+
+// Command netlink_mcast_frr is the suite's real-clients program: the
+// heaviest real consumer of ROUTE multicast, a routing daemon, and
+// iproute2's `ip monitor`, run against the kernel's notifications.
+//
+// FRR (Debian's frr package: zebra and bgpd) runs in three router
+// namespaces in a line, dual-stack eBGP, beside a namespace of idle
+// foreign subscribers. One sequence of steps, each a TAP result, is run
+// with net.core.netlink_route_mc_index at 0 (mode0.*), at 1 (mode1.*) and
+// while a writer flips it (flipping.*): learn, install, ping,
+// withdraw_addr, withdraw_link, reinstall. Each waits for convergence
+// with a deadline and records how long it took. The ip monitor cases
+// (ipmonitor.*) compare what `ip monitor` and `ip monitor all-nsid`
+// print with what the harness's own sockets received.
+//
+// Files: main.go (the suite), spawn.go (starting a client in a
+// namespace), keeper.go (the per-router process that runs the daemons),
+// router.go, lab.go and config.go (the routers, the topology, bgpd.conf),
+// kernel.go (the kernel's routes, nexthops and addresses), zebra.go
+// (zebra's view and the comparison), sequence.go (a sequence and its
+// mode), steps.go (the steps), ipmonitor.go and ipmonitor_parse.go (the
+// ip monitor cases).
+package main
+
+import (
+	"os"
+
+	"nlmcast/selftests"
+	"nlmcast/selftests/mcswitch"
+)
+
+func main() {
+	os.Exit(selftests.Main(suite))
+}
+
+var suite = selftests.Suite{Name: "netlink_mcast_frr", Cases: cases(), Setup: setup}
+
+// prog is what the cases share: where FRR is, the switch, and the
+// sequence whose lab is running.
+var prog struct {
+	frr    frrInstall
+	frrErr error
+	sw     *mcswitch.Switch
+	swSkip string
+	seq    *sequence
+}
+
+// setup finds FRR (its absence makes the FRR cases SKIP, not the
+// program fail) and holds the switch where there is one: locked against
+// the other programs that change it, saved, and restored by the cleanup,
+// which also stops any daemon still running, on every way out.
+func setup(log func(format string, args ...any)) (func(), error) {
+	prog.frr, prog.frrErr = findFRR()
+	sw, restore, skip, err := mcswitch.Hold(log)
+	if err != nil {
+		return nil, err
+	}
+	prog.sw, prog.swSkip = sw, skip
+	return func() {
+		if prog.seq != nil {
+			prog.seq.end(nil)
+		}
+		if restore != nil {
+			restore()
+		}
+	}, nil
+}
+
+func cases() []selftests.Case {
+	var cs []selftests.Case
+	for _, m := range modes {
+		cs = append(cs, sequenceCases(m)...)
+	}
+	return append(cs, ipMonitorCases()...)
+}
