@@ -34,7 +34,14 @@ func main() {
 	os.Exit(selftests.Main(suite))
 }
 
-var suite = selftests.Suite{Name: "netlink_mcast_frr", Cases: cases(), Setup: setup}
+var suite = selftests.Suite{
+	Name: "netlink_mcast_frr",
+	About: "Real clients of ROUTE multicast: FRR's zebra and bgpd in three dual-stack routers (learn, install, ping,\n" +
+		"withdraw, reinstall) at 0, at 1 and while the switch flips, and `ip monitor` against the suite's own sockets.",
+	Cases:  cases(),
+	Switch: true,
+	Setup:  setup,
+}
 
 // prog is what the cases share: where FRR is, the switch, and the
 // sequence whose lab is running.
@@ -47,23 +54,17 @@ var prog struct {
 }
 
 // setup finds FRR (its absence makes the FRR cases SKIP, not the
-// program fail) and holds the switch where there is one: locked against
-// the other programs that change it, saved, and restored by the cleanup,
-// which also stops any daemon still running, on every way out.
-func setup(log func(format string, args ...any)) (func(), error) {
+// program fail) and takes the switch Main holds (locked against the other
+// programs that change it, saved, and restored on every way out); its
+// teardown stops any daemon still running.
+func setup(log func(format string, args ...any)) (func() error, error) {
 	prog.frr, prog.frrErr = findFRR()
-	sw, restore, skip, err := mcswitch.Hold(log)
-	if err != nil {
-		return nil, err
-	}
-	prog.sw, prog.swSkip = sw, skip
-	return func() {
+	prog.sw, prog.swSkip = selftests.HeldSwitch()
+	return func() error {
 		if prog.seq != nil {
 			prog.seq.end(nil)
 		}
-		if restore != nil {
-			restore()
-		}
+		return nil
 	}, nil
 }
 

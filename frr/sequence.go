@@ -223,7 +223,7 @@ func (s *sequence) record(t selftests.T, what string, d time.Duration) {
 	b, _ := json.Marshal(map[string]any{"mode": s.Mode.Name, "step": what, "ms": float64(d.Microseconds()) / 1000,
 		"switch": switchNow()})
 	t.Logf("%s converged in %v", what, d.Round(time.Millisecond))
-	t.Logf("frr-json: %s", b)
+	selftests.Record(t, "frr-json: %s", b)
 }
 
 func switchNow() string {
