@@ -331,3 +331,86 @@ func TestMainVerbose(t *testing.T) {
 		t.Errorf("without -v: exit %d, output:\n%s", code, out.String())
 	}
 }
+
+// Every stop signal ends the run as SIGTERM does: SIGHUP (the terminal
+// went away) and SIGUSR1 here, with the running case failed as
+// interrupted, the rest not run, Totals last, exit 1.
+func TestMainOtherStopSignals(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGUSR1} {
+		t.Run(unix.SignalName(sig), func(t *testing.T) {
+			skipPreflight(t)
+			s := Suite{Name: "prog", Cases: []Case{
+				{Name: "signalled", Run: func(t T) {
+					syscall.Kill(os.Getpid(), sig)
+					<-Done(t)
+					t.Errorf("stopped")
+				}},
+				{Name: "after", Run: func(t T) { t.Errorf("ran after the signal") }},
+			}}
+			var out strings.Builder
+			code := Run(s, nil, &out, &strings.Builder{})
+			got := timing.ReplaceAllString(out.String(), "")
+			expectOutput(t, got, "not ok 1 prog.signalled # interrupted by "+unix.SignalName(sig)+"\n",
+				"# Totals: pass:0 fail:1 ")
+			if code != 1 || strings.Contains(got, "ran after") {
+				t.Errorf("exit %d, output:\n%s", code, got)
+			}
+		})
+	}
+}
+
+// A signal before the first case (during Setup) still ends in TAP with
+// every case not run: exit 1, not 4 (nothing was skipped).
+func TestMainSignalBeforeTheFirstCase(t *testing.T) {
+	skipPreflight(t)
+	s := Suite{Name: "prog",
+		Cases: []Case{{Name: "never", Run: func(t T) {}}},
+		Setup: func(log func(string, ...any)) (func() error, error) {
+			syscall.Kill(os.Getpid(), syscall.SIGTERM)
+			<-stopping()
+			return nil, nil
+		},
+	}
+	var out strings.Builder
+	code := Run(s, nil, &out, &strings.Builder{})
+	expectOutput(t, out.String(), "# interrupted by SIGTERM: never and the 0 cases after it did not run\n", "# Planned tests != run tests (1 != 0)\n")
+	if code != 1 {
+		t.Errorf("exit %d, want 1:\n%s", code, out.String())
+	}
+}
+
+// closedPipe is stdout after its reader went away: every write fails with
+// EPIPE (with SIGPIPE caught, which the frame does).
+type closedPipe struct{ after int }
+
+func (p *closedPipe) Write(b []byte) (int, error) {
+	if p.after > 0 {
+		p.after--
+		return len(b), nil
+	}
+	return 0, unix.EPIPE
+}
+
+// When stdout goes away mid-run, the running case is the last: the rest
+// do not run, the teardown (which restores the switch) runs, exit 1.
+func TestMainStdoutClosedStopsTheRun(t *testing.T) {
+	skipPreflight(t)
+	var ran []string
+	torn := false
+	s := Suite{Name: "prog",
+		Cases: []Case{
+			{Name: "one", Run: func(t T) { ran = append(ran, "one") }},
+			{Name: "two", Run: func(t T) { ran = append(ran, "two") }},
+			{Name: "three", Run: func(t T) { ran = append(ran, "three") }},
+		},
+		Setup: func(log func(string, ...any)) (func() error, error) {
+			return func() error { torn = true; return nil }, nil
+		},
+	}
+	var errs strings.Builder
+	// TAP header, plan, the switch line, one result: then the pipe closes.
+	code := Run(s, nil, &closedPipe{after: 4}, &errs)
+	if code != 1 || !torn || len(ran) > 2 || !strings.Contains(errs.String(), "writing TAP to stdout: broken pipe") {
+		t.Errorf("exit %d, teardown %v, cases run %q, stderr %q", code, torn, ran, errs.String())
+	}
+}
