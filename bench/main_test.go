@@ -191,13 +191,14 @@ func TestKernelReportMarksTheSceneSamples(t *testing.T) {
 		}
 	}
 	table, _ := os.ReadFile(filepath.Join(out, report.TableFile))
+	// U here, P0 and P1 (4 samples) on a kernel with the switch.
 	for _, want := range []string{
-		"netlink_mcast_bench: 1 formal samples (warm-ups left out)\n",
-		"  C1-n0[n=10,d=0,routes=64], boot 0, U: 2 samples: not ok: kernel report during the case: KASAN\n",
-		"\nC4-all450[n=10,d=0,routes=64] ",
+		`\nleft out: (2|4) samples \(warm-ups included\) of scene runs that did not pass`,
+		`\n  C1-n0\[n=10,d=0,routes=64\], boot 0, (U|P0 P1): (2|4) samples: not ok: kernel report during the case: KASAN\n`,
+		`\nC4-all450\[n=10,d=0,routes=64\] `,
 	} {
-		if !strings.Contains(string(table), want) {
-			t.Errorf("table.txt lacks %q:\n%s", want, table)
+		if !regexp.MustCompile(want).Match(table) {
+			t.Errorf("table.txt lacks %s:\n%s", want, table)
 		}
 	}
 	if strings.Contains(string(table), "\nC1-n0[n=10,d=0,routes=64] ") {
@@ -245,7 +246,7 @@ func TestStrayDeliveryMarksTheSceneSamples(t *testing.T) {
 		t.Fatalf("%d samples, want the warm-up and the sample", len(samples))
 	}
 	for _, s := range samples {
-		if !strings.HasPrefix(s.Failed, "not ok: state U round 0: socket \"f0\" in netns F1, which must receive nothing, has a") {
+		if !regexp.MustCompile(`^not ok: state (U|P0) round 0: socket "f0" in netns F1, which must receive nothing, has a`).MatchString(s.Failed) {
 			t.Errorf("sample %d: failed %q", s.Sample, s.Failed)
 		}
 	}
@@ -452,7 +453,9 @@ func TestPrivileges(t *testing.T) {
 func TestStopsEndTheRunCleanly(t *testing.T) {
 	needRoot(t)
 	before := selftests.RouteMCIndex()
-	long := []string{"-scene", "C1-n0", "-rounds", "1", "-samples", "1000000", "-routes", "64"}
+	// -boot 1 starts with P1: on a kernel with the switch (default 0) the
+	// bench holds it at 1 when the stop comes, and must write 0 back.
+	long := []string{"-scene", "C1-n0", "-rounds", "1", "-samples", "1000000", "-routes", "64", "-boot", "1"}
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
 		name := unix.SignalName(sig)
 		out := filepath.Join(t.TempDir(), "res")
