@@ -36,23 +36,28 @@ func synthetic() []sample.Sample {
 	return out
 }
 
+// expectTable fails t for each of wants that table lacks.
+func expectTable(t *testing.T, table string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+}
+
 func TestTableKnownAnswer(t *testing.T) {
 	a, err := Analyze(synthetic(), Options{Seed: 1, Reps: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	table := a.Table()
-	for _, want := range []string{
+	expectTable(t, a.Table(),
 		"T1-n900-d0      100.000    110.000     20.000   +10.00   -80.00    -81.82",
 		"P0/U: wall +10.00% [+10.00%, +10.00%]; thread CPU +10.00% [+10.00%, +10.00%]",
 		"P1/U: wall -80.00% [-80.00%, -80.00%]",
 		"U:  k; 2 boot(s) x 2 round(s) x 3 sample(s) per scene",
 		"11.1", // user share 1/9
-	} {
-		if !strings.Contains(table, want) {
-			t.Errorf("table lacks %q:\n%s", want, table)
-		}
-	}
+	)
 	bf := a.Benchfmt("P1")
 	if !strings.Contains(bf, "BenchmarkT1_n900_d0 1 20000000 ns/op 18000000 thread-ns/op") || strings.Count(bf, "\nBenchmark") != 12 {
 		t.Errorf("benchfmt:\n%s", bf)
@@ -164,18 +169,14 @@ func TestFailedScenesAreLeftOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{
+	expectTable(t, table,
 		"netlink_mcast_bench: 66 formal samples (warm-ups left out)\n",
 		"left out: 8 samples (warm-ups included) of scene runs that did not pass",
 		"  C1-n0, boot 1, P1: 8 samples: not ok: state P1 round 1: socket f3 must receive nothing\n",
 		"C1-n0           300.000    330.000     60.000   +10.00   -80.00    -81.82",
 		// P1 is drawn from boot 0 alone now.
 		"With 1 boot an interval resamples that boot's rounds only",
-	} {
-		if !strings.Contains(table, want) {
-			t.Errorf("table lacks %q:\n%s", want, table)
-		}
-	}
+	)
 	back, err := ReadDir(dir)
 	if err != nil || len(back) != len(in) || back[len(back)-1].Failed == "" {
 		t.Errorf("samples.jsonl: %d samples (want %d), the last marked %q; %v", len(back), len(in), back[len(back)-1].Failed, err)
