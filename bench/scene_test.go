@@ -3,10 +3,12 @@
 package main
 
 import (
-	"nlmcast/selftests/rtnl"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+
+	"nlmcast/selftests/rtnl"
 )
 
 func needRoot(t *testing.T) {
@@ -151,5 +153,49 @@ func TestLabelNamesOverrides(t *testing.T) {
 		if got := c.sc.Label(); got != c.want {
 			t.Errorf("Label() = %q, want %q", got, c.want)
 		}
+	}
+}
+
+// A work unit takes no sequence number from rtnl's counter, which both of
+// PAR's senders would share inside their timed units: each batch numbers
+// its requests from a range of its own, and the ranges of two sources
+// never meet.
+func TestBatchesNumberFromTheirOwnRanges(t *testing.T) {
+	needRoot(t)
+	list, err := findScenes("PAR-n900")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := build(list[0].override(4, -1), 64, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.close()
+	before := rtnl.NextSeq()
+	var firsts []uint32
+	for _, src := range f.sources {
+		for k := 0; k < 2; k++ {
+			firsts = append(firsts, src.batch.seqStart+src.batch.seqOff)
+			if err := src.batch.run(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if after := rtnl.NextSeq(); after != before+1 {
+		t.Errorf("rtnl's counter went from %d to %d over 4 units: the units took %d numbers from it", before, after, after-before-1)
+	}
+	if want := []uint32{1 << 31, 1<<31 + 64, 1<<31 + 1<<28, 1<<31 + 1<<28 + 64}; !slices.Equal(firsts, want) {
+		t.Errorf("units started at %v, want %v", firsts, want)
+	}
+	// The last unit that fits in the range, then back to its start.
+	b := f.sources[0].batch
+	b.seqOff = batchSeqSpan - 64
+	for k := 0; k < 2; k++ {
+		if err := b.run(); err != nil {
+			t.Fatalf("at the range's end, unit %d: %v", k, err)
+		}
+	}
+	if b.seqOff != 64 {
+		t.Errorf("after the range's last unit and one more, the next starts at +%d, want +64", b.seqOff)
 	}
 }
