@@ -69,6 +69,9 @@ func runScene(emit func(sample.Sample), logf func(string, ...any), stop <-chan s
 			return err
 		}
 		defer rf.close()
+		if d.injectStray {
+			logf("-inject-stray: nothing injected: this scene has no socket that must stay silent")
+		}
 		r.units, r.ops, r.after = []func() error{rf.unit}, rf.ops, rf.after
 		return r.run()
 	}
