@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 
+	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 
 	"nlmcast/selftests/netns"
@@ -23,10 +24,12 @@ const (
 	monitorNSID    = 7 // the id the monitor's namespace gives the source
 )
 
-// receiveBuffer is SO_RCVBUFFORCE for every recipient: a batch's
-// notifications (one skb each, about 1 KiB of truesize) must all fit, or
-// the socket overruns and the scene fails.
-var receiveBuffer = 32 << 20
+// receiveBuffer is SO_RCVBUFFORCE for every recipient (-rcvbuf): a
+// batch's notifications (one skb each, about 1 KiB of truesize) must all
+// fit, or the socket overruns and the scene fails.
+var receiveBuffer = defaultReceiveBuffer
+
+const defaultReceiveBuffer = 32 << 20
 
 // controlBuffer is the control socket's: a chunk's ACKs must fit.
 const controlBuffer = 4 << 20
@@ -40,6 +43,7 @@ type fixture struct {
 	pool     []*nlsock.Socket // foreign subscribers (C2: local candidates)
 	monitorN *netns.NS
 	closers  []func()
+	stop     <-chan struct{}
 }
 
 // source is a namespace with two nexthops and the routes, the sender's
@@ -105,9 +109,11 @@ func subscribe(s *nlsock.Socket, group uint32) error {
 	return s.Join(group)
 }
 
-// build sets up scene sc with routes routes per source namespace.
-func build(sc Scene, routes int) (_ *fixture, err error) {
-	f := &fixture{scene: sc, routes: routes}
+// build sets up scene sc with routes routes per source namespace; it gives
+// up, with an error, once stop is closed (a large layout takes minutes
+// under TCG).
+func build(sc Scene, routes int, stop <-chan struct{}) (_ *fixture, err error) {
+	f := &fixture{scene: sc, routes: routes, stop: stop}
 	defer func() {
 		if err != nil {
 			f.close()
@@ -119,6 +125,9 @@ func build(sc Scene, routes int) (_ *fixture, err error) {
 	}
 	for i := 0; i < senders; i++ {
 		src, err := f.newSource(fmt.Sprintf("S%d", i+1), sc, routes)
+		if err == nil {
+			src.batch, err = newBatch(src, i, routes)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -143,16 +152,17 @@ func build(sc Scene, routes int) (_ *fixture, err error) {
 			return nil, err
 		}
 	}
-	for _, src := range f.sources {
-		if src.batch, err = newBatch(src, routes, f.expectedRecipients()); err != nil {
-			return nil, err
-		}
-	}
 	return f, nil
 }
 
-func (f *fixture) expectedRecipients() int {
-	return len(f.sources[0].recipients)
+// stopped says why the build gives up, or nil.
+func (f *fixture) stopped() error {
+	select {
+	case <-f.stop:
+		return errors.New("stopped while setting up the scene")
+	default:
+		return nil
+	}
 }
 
 // newSource creates a source namespace: lo up, nexthops A and B
@@ -253,6 +263,9 @@ func (f *fixture) buildForeignPool(sc Scene) error {
 	}
 	left := sc.N
 	for i := 0; i < count; i++ {
+		if err := f.stopped(); err != nil {
+			return err
+		}
 		ns, err := f.newNS(fmt.Sprintf("F%d", i+1))
 		if err != nil {
 			return err
@@ -342,4 +355,36 @@ func (f *fixture) checkSilent() error {
 		}
 	}
 	return nil
+}
+
+// injectStray is -inject-stray, the silence check's self-test: it sends
+// one NLMSG_NOOP, from a socket of its own in the same namespace, to the
+// first socket that must receive nothing, so that the check after the
+// round must find it. It says what it did.
+func (f *fixture) injectStray() (string, error) {
+	var target *nlsock.Socket
+	var ns *netns.NS
+	switch {
+	case len(f.pool) > 0 && f.scene.Local:
+		target, ns = f.pool[0], f.sources[0].ns
+	case len(f.pool) > 0:
+		target, ns = f.pool[0], f.foreign[0]
+	case len(f.sources[0].others) > 0:
+		target, ns = f.sources[0].others[0], f.sources[0].ns
+	default:
+		return "nothing injected: no socket of this scene must stay silent", nil
+	}
+	from, err := nlsock.Open(ns, unix.NETLINK_ROUTE, "stray")
+	if err != nil {
+		return "", err
+	}
+	defer from.Close()
+	if err := from.Bind(0, 0); err != nil {
+		return "", err
+	}
+	m := netlink.Message{Header: netlink.Header{Type: netlink.HeaderType(unix.NLMSG_NOOP), Sequence: 1}}
+	if err := from.SendTo(m, target.Portid(), 0); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("one NLMSG_NOOP sent to %s (portid %d)", target, target.Portid()), nil
 }

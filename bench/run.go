@@ -5,8 +5,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"runtime"
+
+	"golang.org/x/sys/unix"
 
 	"nlmcast/bench/internal/sample"
+	"nlmcast/selftests"
 	"nlmcast/selftests/mcswitch"
 )
 
@@ -20,6 +24,8 @@ type design struct {
 	boot, rounds, samples, routes int
 	kernel, image                 string
 	icount                        bool
+	cpus                          int  // CPUs the program may run on
+	injectStray                   bool // -inject-stray: the silence check's self-test
 }
 
 // stateOfRound is the state round r of this boot measures: U without the
@@ -43,80 +49,132 @@ func (d design) roundsInBoot(sw *mcswitch.Switch) int {
 	return 2 * d.rounds
 }
 
-// runScene builds sc, runs its rounds and prints every sample. The samples
-// are also returned for a results directory.
-func runScene(emit func(sample.Sample), d design, sw *mcswitch.Switch, senders []*sender, sc Scene) error {
+// runScene builds sc, runs its rounds and hands every sample to emit;
+// logf says what the scene itself has to say (a self-test). It ends early,
+// with an error, once stop is closed.
+func runScene(emit func(sample.Sample), logf func(string, ...any), stop <-chan struct{}, d design, sw *mcswitch.Switch, senders []*sender, sc Scene) error {
+	if sc.needsAllNSID() {
+		if has, err := selftests.HasCapability(unix.CAP_NET_BROADCAST); err == nil && !has {
+			return skipError{"NETLINK_LISTEN_ALL_NSID needs CAP_NET_BROADCAST, which this process lacks"}
+		}
+	}
+	if sc.Kind == parallelBatch && d.cpus < 2 {
+		return skipError{fmt.Sprintf("two senders at once need two CPUs, and this program may run on %d: they would take turns "+
+			"(vmbench gives an -icount guest one CPU)", d.cpus)}
+	}
+	r := rounds{emit: emit, stop: stop, d: d, sw: sw, senders: senders, sc: sc}
 	if sc.Kind >= addrTargeted {
 		rf, err := buildRelated(sc)
 		if err != nil {
 			return err
 		}
 		defer rf.close()
-		return runRounds(emit, d, sw, senders, sc, []func() error{rf.unit}, rf.ops, rf.after, nil)
+		if d.injectStray {
+			logf("-inject-stray: nothing injected: this scene has no socket that must stay silent")
+		}
+		r.units, r.ops, r.after = []func() error{rf.unit}, rf.ops, rf.after
+		return r.run()
 	}
-	f, err := build(sc, d.routes)
+	f, err := build(sc, d.routes, stop)
 	if err != nil {
 		return err
 	}
 	defer f.close()
 
-	var units []func() error
-	ops := d.routes
 	switch sc.Kind {
 	case optionChanges:
 		pool := f.pool
-		units = []func() error{func() error { return optionUnit(pool) }}
-		ops = optionOps(len(pool))
+		r.units = []func() error{func() error { return optionUnit(pool) }}
+		r.ops = optionOps(len(pool))
 	default:
 		for _, src := range f.sources {
-			units = append(units, src.batch.run)
+			r.units = append(r.units, src.batch.run)
 		}
-		ops = d.routes * len(units)
+		r.ops = d.routes * len(r.units)
 	}
-	return runRounds(emit, d, sw, senders, sc, units, ops, nil, f.checkSilent)
+	r.check = f.checkSilent
+	if d.injectStray {
+		r.inject = func() {
+			if what, err := f.injectStray(); err != nil {
+				logf("-inject-stray: %v", err)
+			} else {
+				logf("-inject-stray: %s", what)
+			}
+		}
+	}
+	return r.run()
 }
 
-// runRounds runs the boot's rounds of one scene: the switch set for the
-// round's state, a warm-up, the samples (after each, the scene's after
-// hook, untimed; each sample handed to emit), then the scene's check that
+// rounds is one scene's measurement in this boot.
+type rounds struct {
+	emit    func(sample.Sample)
+	stop    <-chan struct{}
+	d       design
+	sw      *mcswitch.Switch
+	senders []*sender
+	sc      Scene
+	units   []func() error // one per sender, run at once
+	ops     int            // requests (or changes) per sample
+	after   func()         // after each unit, untimed
+	check   func() error   // after each round: nothing strayed
+	inject  func()         // -inject-stray, before the first round's check
+}
+
+// run runs the boot's rounds of the scene: the switch set for the round's
+// state, a warm-up, the samples (after each, the scene's after hook,
+// untimed; each sample handed to emit), then the scene's check that
 // nothing strayed.
-func runRounds(emit func(sample.Sample), d design, sw *mcswitch.Switch, senders []*sender, sc Scene,
-	units []func() error, ops int, after func(), check func() error) error {
-	for r := 0; r < d.roundsInBoot(sw); r++ {
-		state, value := d.stateOfRound(sw, r)
-		if sw != nil {
-			if err := sw.Set(value); err != nil {
+func (r *rounds) run() error {
+	d := r.d
+	for round := 0; round < d.roundsInBoot(r.sw); round++ {
+		state, value := d.stateOfRound(r.sw, round)
+		if r.sw != nil {
+			if err := r.sw.Set(value); err != nil {
 				return err
 			}
 		}
 		for k := 0; k <= d.samples; k++ {
-			c, err := measure(senders, units)
-			if after != nil {
-				after()
+			select {
+			case <-r.stop:
+				return fmt.Errorf("stopped in state %s round %d before sample %d", state, round, k)
+			default:
+			}
+			c, err := measure(r.senders, r.units)
+			if r.after != nil {
+				r.after()
 			}
 			if err != nil {
-				return fmt.Errorf("state %s round %d sample %d: %w", state, r, k, err)
+				return fmt.Errorf("state %s round %d sample %d: %w", state, round, k, err)
 			}
-			s := sample.Sample{Kernel: d.kernel, Image: d.image, State: state, Boot: d.boot, Round: r, Sample: k,
-				Warmup: k == 0, Scene: sc.Label(), N: sc.N, D: sc.D, Icount: d.icount,
-				WallNS: int64(c.wall), ThreadNS: int64(c.thread), UserNS: int64(c.user), SysNS: int64(c.sys), Ops: ops}
-			emit(s)
+			s := sample.Sample{Kernel: d.kernel, Image: d.image, State: state, Boot: d.boot, Round: round, Sample: k,
+				Warmup: k == 0, Scene: r.sc.Label(), N: r.sc.N, D: r.sc.D, Icount: d.icount, CPUs: d.cpus, Arch: runtime.GOARCH,
+				WallNS: int64(c.wall), ThreadNS: int64(c.thread), UserNS: int64(c.user), SysNS: int64(c.sys), Ops: r.ops}
+			r.emit(s)
 		}
-		if check == nil {
+		if r.check == nil {
 			continue
 		}
-		if err := check(); err != nil {
-			return fmt.Errorf("state %s round %d: %w", state, r, err)
+		if round == 0 && r.inject != nil {
+			r.inject()
+		}
+		if err := r.check(); err != nil {
+			return fmt.Errorf("state %s round %d: %w", state, round, err)
 		}
 	}
 	return nil
 }
 
-// isSkip reports whether err says the scene cannot run here.
+// isSkip reports whether err says the scene cannot run here: a skipError,
+// or a file descriptor limit too low for the scene's sockets.
 func isSkip(err error) (string, bool) {
 	var s skipError
 	if errors.As(err, &s) {
 		return s.reason, true
+	}
+	if errors.Is(err, unix.EMFILE) {
+		var rl unix.Rlimit
+		_ = unix.Getrlimit(unix.RLIMIT_NOFILE, &rl)
+		return fmt.Sprintf("RLIMIT_NOFILE (%d, hard %d) is too low for this scene's sockets: %v", rl.Cur, rl.Max, err), true
 	}
 	return "", false
 }

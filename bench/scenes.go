@@ -44,6 +44,19 @@ type Scene struct {
 	CompatMode int  // net.ipv4.nexthop_compat_mode in the source namespace; -1: left as is
 
 	overridden bool // -n or -d changed N or D
+	routes     int  // -routes, when it is not the letter's (defaultRoutes) and the unit replaces routes
+}
+
+// defaultRoutes is the letter's work unit: 2640 routes replaced per batch.
+const defaultRoutes = 2640
+
+// withRoutes records the routes per batch in the scene's label when they
+// are not the letter's and its unit replaces routes.
+func (s Scene) withRoutes(routes int) Scene {
+	if routes != defaultRoutes && (s.Kind == routeBatch || s.Kind == parallelBatch) {
+		s.routes = routes
+	}
+	return s
 }
 
 // extraGroups are the seven groups T2's extra subscribers join in the
@@ -80,26 +93,44 @@ var scenes = []Scene{
 }
 
 // findScenes returns the scenes named in a comma-separated list ("" or
-// "all": the letter's twelve; "related": the related series' scenes).
+// "all": the letter's twelve; "related": the related series' scenes), in
+// the order named, each once however often it is named (as -t does): a
+// scene run twice in one boot would give two sets of rounds with the same
+// numbers, which the analysis would take for one.
 func findScenes(list string) ([]Scene, error) {
 	if list == "" || list == "all" {
 		return scenes, nil
 	}
 	var out []Scene
+	seen := map[string]bool{}
+	add := func(s Scene) {
+		if !seen[s.Name] {
+			seen[s.Name] = true
+			out = append(out, s)
+		}
+	}
 	for _, name := range strings.Split(list, ",") {
-		if name == "related" {
-			out = append(out, related...)
+		switch name = strings.TrimSpace(name); name {
+		case "all":
+			for _, s := range scenes {
+				add(s)
+			}
+			continue
+		case "related":
+			for _, s := range related {
+				add(s)
+			}
 			continue
 		}
 		found := false
 		for _, s := range append(scenes[:len(scenes):len(scenes)], related...) {
 			if s.Name == name {
-				out = append(out, s)
+				add(s)
 				found = true
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("no scene %q (see -list)", name)
+			return nil, fmt.Errorf("no scene %q (-l lists them)", name)
 		}
 	}
 	return out, nil
@@ -117,13 +148,20 @@ func (s Scene) override(n, d int) Scene {
 }
 
 // Label is the scene's table entry: its name, with the parameters when
-// -n or -d changed them, so that an overridden run is never mistaken for
-// the letter's.
+// -n, -d or -routes changed them, so that an overridden run is never
+// mistaken for the letter's.
 func (s Scene) Label() string {
-	if !s.overridden {
+	var params []string
+	if s.overridden {
+		params = append(params, fmt.Sprintf("n=%d,d=%d", s.N, s.D))
+	}
+	if s.routes != 0 {
+		params = append(params, fmt.Sprintf("routes=%d", s.routes))
+	}
+	if len(params) == 0 {
 		return s.Name
 	}
-	return fmt.Sprintf("%s[n=%d,d=%d]", s.Name, s.N, s.D)
+	return s.Name + "[" + strings.Join(params, ",") + "]"
 }
 
 // allNSIDCount is how many foreign sockets set ALL_NSID.
@@ -135,6 +173,12 @@ func (s Scene) allNSIDCount() int {
 		return s.N
 	}
 	return 0
+}
+
+// needsAllNSID says the scene sets NETLINK_LISTEN_ALL_NSID, which needs
+// CAP_NET_BROADCAST: an ALL_NSID pool, T3's monitor, C7's option changes.
+func (s Scene) needsAllNSID() bool {
+	return s.allNSIDCount() > 0 || s.Monitor || s.Kind == optionChanges
 }
 
 // foreignNamespaces is how many foreign namespaces the pool spreads over.
@@ -157,11 +201,16 @@ func sweepScenes(spec string) ([]Scene, error) {
 		return nil, fmt.Errorf("-sweep %q: want n=N1,N2,...", spec)
 	}
 	var ord, all []Scene
+	seen := map[int]bool{}
 	for _, f := range strings.Split(v, ",") {
-		n, err := strconv.Atoi(f)
+		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 0 {
 			return nil, fmt.Errorf("-sweep: %q is not a count", f)
 		}
+		if seen[n] {
+			continue // each point once, as a scene named twice
+		}
+		seen[n] = true
 		ord = append(ord, Scene{Name: fmt.Sprintf("SW-ord-n%d", n), Kind: routeBatch, N: n, Receivers: 2, CompatMode: -1,
 			Desc: fmt.Sprintf("sweep: %d ordinary foreign subscribers in one namespace", n)})
 		all = append(all, Scene{Name: fmt.Sprintf("SW-all-n%d", n), Kind: routeBatch, N: n, Receivers: 2, AllNSID: allNSIDAll, CompatMode: -1,

@@ -340,6 +340,9 @@ func runProgram(s Suite, cases []Case, w *ktap.Writer, opt options) int {
 		w.Diag("setup: %v", err)
 		for _, c := range cases {
 			w.Result(s.Name+"."+c.Name, ktap.Fail, "setup failed", -1)
+			if s.AfterCase != nil {
+				s.AfterCase(c.Name, ktap.Fail, "setup failed")
+			}
 		}
 	} else {
 		runCases(s, cases, w, opt, h)

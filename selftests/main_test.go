@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"nlmcast/ktap"
+	"nlmcast/selftests/kmsg"
 )
 
 func fakeSuite(cleanedUp *bool) Suite {
@@ -412,5 +415,41 @@ func TestMainStdoutClosedStopsTheRun(t *testing.T) {
 	code := Run(s, nil, &closedPipe{after: 4}, &errs)
 	if code != 1 || !torn || len(ran) > 2 || !strings.Contains(errs.String(), "writing TAP to stdout: broken pipe") {
 		t.Errorf("exit %d, teardown %v, cases run %q, stderr %q", code, torn, ran, errs.String())
+	}
+}
+
+// TestMainAfterCase: AfterCase sees every case's final verdict, in result
+// order, right after its result line: a kernel report during a case that
+// passed its own checks makes it a failure there too.
+func TestMainAfterCase(t *testing.T) {
+	skipPreflight(t)
+	quietLog(t, &scriptedLog{polls: [][]kmsg.Report{{warning}}}) // during "passes"
+	cleaned := false
+	s := fakeSuite(&cleaned)
+	var out, errs strings.Builder
+	var seen []string
+	s.AfterCase = func(name string, res ktap.Result, reason string) {
+		lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+		last := timing.ReplaceAllString(lines[len(lines)-1], "")
+		seen = append(seen, fmt.Sprintf("%s %v %q after %q", name, res, reason, last))
+	}
+	Run(s, nil, &out, &errs)
+	want := []string{
+		fmt.Sprintf("passes %v %q after %q", ktap.Fail, "kernel report during the case: WARNING", "not ok 1 prog.passes # kernel report during the case: WARNING"),
+		fmt.Sprintf("fails %v %q after %q", ktap.Fail, "", "not ok 2 prog.fails"),
+		fmt.Sprintf("skips %v %q after %q", ktap.Skip, "no u32 classifier", "ok 3 prog.skips # SKIP no u32 classifier"),
+		fmt.Sprintf("xfails %v %q after %q", ktap.XFail, "value already modified", "ok 4 prog.xfails # XFAIL value already modified"),
+		fmt.Sprintf("panics %v %q after %q", ktap.Fail, "", "not ok 5 prog.panics"),
+	}
+	if strings.Join(seen, "\n") != strings.Join(want, "\n") {
+		t.Errorf("AfterCase calls:\n%s\nwant:\n%s\noutput:\n%s", strings.Join(seen, "\n"), strings.Join(want, "\n"), out.String())
+	}
+	// A failed Setup: every case is reported failed, to AfterCase too.
+	s.Setup = func(func(string, ...any)) (func() error, error) { return nil, fmt.Errorf("no") }
+	seen = nil
+	out.Reset()
+	Run(s, []string{"-t", "passes"}, &out, &errs)
+	if want := fmt.Sprintf("passes %v %q after %q", ktap.Fail, "setup failed", "not ok 1 prog.passes # setup failed"); len(seen) != 1 || seen[0] != want {
+		t.Errorf("after a failed setup: %q, want [%q]", seen, want)
 	}
 }

@@ -139,4 +139,7 @@ func printResult(s Suite, c Case, w *ktap.Writer, h *health, o *outcome) {
 		res, reason = ktap.Skip, fmt.Sprintf("%s; the case's verdict rests on it, and all its other checks passed", h.unwatched)
 	}
 	w.Result(s.Name+"."+c.Name, res, reason, o.elapsed)
+	if s.AfterCase != nil {
+		s.AfterCase(c.Name, res, reason)
+	}
 }

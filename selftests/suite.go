@@ -5,6 +5,8 @@ package selftests
 import (
 	"flag"
 	"io"
+
+	"nlmcast/ktap"
 )
 
 // Suite is a kselftest program: its name (the TAP prefix of every case),
@@ -49,6 +51,16 @@ type Suite struct {
 	// with Bail out! (a result the program could not deliver, such as the
 	// bench's results directory).
 	Setup func(log func(format string, args ...any)) (teardown func() error, err error)
+
+	// AfterCase, when set, is called with each case's final result right
+	// after its result line is printed: the verdict of its own checks as
+	// judged with the kernel's health (a report during the case fails it),
+	// an interruption or a deadline included, and the line's reason ("" for
+	// a failed check, whose message is a diagnostic). name is the case's
+	// Name, without the program's prefix. It runs on the goroutine that
+	// prints results, one call at a time, in result order; the bench marks
+	// the samples of a scene that did not pass.
+	AfterCase func(name string, res ktap.Result, reason string)
 
 	// Instead runs a mode of the program that its flags chose and that
 	// runs no case and prints no TAP (the bench's -analyze): ran false

@@ -13,6 +13,7 @@
 package stats
 
 import (
+	"fmt"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
@@ -66,9 +67,33 @@ func Values(obs []Obs) []float64 {
 	return v
 }
 
-// Interval is a point estimate with its 95 % bootstrap interval.
+// Interval is a point estimate with its bootstrap interval: the 2.5 % and
+// 97.5 % quantiles of the replicates (a nominal 95 % interval; how much it
+// covers depends on Boots, see Coverage).
 type Interval struct {
 	Point, Lo, Hi float64
+	// Boots is how many boots the replicates drew from (those present in
+	// every compared group).
+	Boots int
+	// Fixed says that every replicate is the same resample (one boot
+	// with one round in each group): Lo and Hi then equal the point
+	// estimate by construction and are no interval at all.
+	Fixed bool
+}
+
+// Coverage is about how often an interval from b boots contains the true
+// change when the boots differ more than their rounds do. A replicate that
+// draws the same boot b times has probability b^-b (3.7 % for three boots,
+// more than the 2.5 % of each tail), so the interval is about the range of
+// the b boots' own changes, and the range of b independent draws contains
+// the median of their distribution with probability 1 - 2^(1-b): 50 % for
+// two boots, 75 % for three, not the nominal 95 %. It is 0 for fewer than
+// two: one boot says nothing of how another would differ.
+func Coverage(b int) float64 {
+	if b < 2 {
+		return 0
+	}
+	return 1 - math.Pow(2, float64(1-b))
 }
 
 // grouped is one state's samples as boot -> rounds (in round order) ->
@@ -143,14 +168,20 @@ func Rng(seed uint64, label string) *rand.Rand {
 // replacement. Boots present in only one of the two are left out of the
 // resampling but not of the point estimate. ok is false when the two share
 // no boot.
+//
+// reps must be at least 1; a caller that prints the interval wants
+// thousands (the 2.5 % and 97.5 % quantiles rest on the replicates in each
+// tail).
 func RatioChange(base, treat []Obs, reps int, rng *rand.Rand) (iv Interval, ok bool) {
+	checkReps(reps)
 	gb, gt := group(base), group(treat)
 	boots := pairedBoots(gb, gt)
 	if len(boots) == 0 || len(base) == 0 || len(treat) == 0 {
 		return Interval{}, false
 	}
 	iv.Point = Median(Values(treat))/Median(Values(base)) - 1
-	reps = max(reps, 1)
+	iv.Boots = len(boots)
+	iv.Fixed = len(boots) == 1 && len(gb.boots[boots[0]]) == 1 && len(gt.boots[boots[0]]) == 1
 	changes := make([]float64, reps)
 	var bs, ts []float64
 	for i := range changes {
@@ -164,6 +195,12 @@ func RatioChange(base, treat []Obs, reps int, rng *rand.Rand) (iv Interval, ok b
 	}
 	iv.Lo, iv.Hi = Quantile(changes, 0.025), Quantile(changes, 0.975)
 	return iv, true
+}
+
+func checkReps(reps int) {
+	if reps < 1 {
+		panic(fmt.Sprintf("stats: %d bootstrap replicates", reps))
+	}
 }
 
 // LeastSquaresSlope is the ordinary least-squares slope of y over x; NaN
@@ -195,6 +232,7 @@ func LeastSquaresSlope(x, y []float64) float64 {
 // shared by every x, and inside each drawn boot the rounds of every x, then
 // fits the slope through the replicate's medians.
 func SlopeCI(points map[float64][]Obs, reps int, rng *rand.Rand) (iv Interval, ok bool) {
+	checkReps(reps)
 	xs := make([]float64, 0, len(points))
 	for x := range points {
 		xs = append(xs, x)
@@ -214,7 +252,11 @@ func SlopeCI(points map[float64][]Obs, reps int, rng *rand.Rand) (iv Interval, o
 		return Interval{}, false
 	}
 	iv.Point = LeastSquaresSlope(xs, meds)
-	reps = max(reps, 1)
+	iv.Boots = len(boots)
+	iv.Fixed = len(boots) == 1
+	for _, g := range gs {
+		iv.Fixed = iv.Fixed && len(g.boots[boots[0]]) == 1
+	}
 	slopes := make([]float64, reps)
 	bufs := make([][]float64, len(xs))
 	for r := range slopes {

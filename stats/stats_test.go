@@ -4,6 +4,7 @@ package stats
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -49,11 +50,25 @@ func TestRatioChangeConstant(t *testing.T) {
 	}
 }
 
+// Two boot pairs whose levels differ tenfold (a slower boot, a different
+// host), each with treat 10 % above its own base. Drawn paired, every
+// replicate compares treat with base of the same boots: +10 % exactly,
+// whatever is drawn. Drawn unpaired, a replicate of boot 0's base against
+// boot 1's treat says +1000 %, one of the reverse -89 %.
+func TestRatioChangePairsBoots(t *testing.T) {
+	base := obs([][][]float64{{{100}}, {{1000}}})
+	treat := obs([][][]float64{{{110}}, {{1100}}})
+	iv, ok := RatioChange(base, treat, 10000, Rng(1, "pairs"))
+	if !ok || !near(iv.Point, 0.1) || !near(iv.Lo, 0.1) || !near(iv.Hi, 0.1) || iv.Boots != 2 || iv.Fixed {
+		t.Errorf("got %+v, want +0.1 [+0.1, +0.1] from 2 boots", iv)
+	}
+}
+
 // Two boot pairs that disagree: boot 0 halves the time, boot 1 adds half.
 // A replicate draws {0,0} (-50 %), {1,1} (+50 %) or one of each (median
 // 100: 0 %) with probabilities 1/4, 1/4, 1/2, so the 2.5 % and 97.5 %
 // quantiles are exactly -50 % and +50 %, and the point estimate 0 %.
-func TestRatioChangePairsBoots(t *testing.T) {
+func TestRatioChangeBootsThatDisagree(t *testing.T) {
 	base := obs([][][]float64{{{100}}, {{100}}})
 	treat := obs([][][]float64{{{50}}, {{150}}})
 	iv, ok := RatioChange(base, treat, 10000, Rng(1, "pairs"))
@@ -62,24 +77,69 @@ func TestRatioChangePairsBoots(t *testing.T) {
 	}
 }
 
-// One boot, treat's two rounds at 10 and 20 (three samples each), base at
-// 10. Drawing whole rounds gives only 0 %, +50 % and +100 %; drawing
-// samples one by one would also give other medians. The interval is
-// [0, +100 %] and every replicate is one of the three.
+// One boot; base at 10 throughout; treat's four rounds at 10, 20, 30 and
+// 40 (25 samples each: 10.00, 10.01, ..., 10.24, and so on). A replicate
+// that draws whole rounds pools four rounds' blocks: with all four drawn
+// once, the 50th and 51st of the 100 values are 20.24 and 30.00 (the point,
+// +151.2 %); with the 10 round drawn four times (probability 1/256) the
+// median is 10.12, three times (12/256) 10.16, so the 2.5 % quantile is
+// +1.6 % and by symmetry the 97.5 % one +300.8 %. Drawing the 100 samples
+// one by one mixes the rounds in every replicate, and the interval shrinks
+// to about +150 % +- 50 %.
 func TestRatioChangeDrawsWholeRounds(t *testing.T) {
-	base := obs([][][]float64{{{10, 10, 10}, {10, 10, 10}}})
-	treat := obs([][][]float64{{{10, 10, 10}, {20, 20, 20}}})
-	iv, ok := RatioChange(base, treat, 10000, Rng(7, "rounds"))
-	if !ok || !near(iv.Point, 0.5) || !near(iv.Lo, 0) || !near(iv.Hi, 1) {
-		t.Errorf("got %+v, want +0.5 [0, +1]", iv)
-	}
-	g := group(treat)
-	rng := Rng(7, "draw")
-	for i := 0; i < 1000; i++ {
-		m := Median(g.draw(nil, 0, rng))
-		if m != 10 && m != 15 && m != 20 {
-			t.Fatalf("a replicate's median is %v: samples were not drawn as whole rounds", m)
+	var base, treat []Obs
+	for r := 0; r < 4; r++ {
+		for k := 0; k < 25; k++ {
+			base = append(base, Obs{Boot: 0, Round: r, Value: 10})
+			treat = append(treat, Obs{Boot: 0, Round: r, Value: float64(10*(r+1)) + 0.01*float64(k)})
 		}
+	}
+	iv, ok := RatioChange(base, treat, 10000, Rng(7, "rounds"))
+	if !ok || !near(iv.Point, 1.512) || !near(iv.Lo, 0.016) || !near(iv.Hi, 3.008) || iv.Boots != 1 || iv.Fixed {
+		t.Errorf("got %+v, want +1.512 [+0.016, +3.008] from 1 boot", iv)
+	}
+}
+
+// One boot with one round in each group: every replicate is that round
+// again, and the "interval" is the point: Fixed says so.
+func TestRatioChangeOneRoundIsFixed(t *testing.T) {
+	iv, ok := RatioChange(obs([][][]float64{{{10, 11, 12}}}), obs([][][]float64{{{20, 21, 23}}}), 100, Rng(1, "fixed"))
+	if !ok || !iv.Fixed || iv.Lo != iv.Point || iv.Hi != iv.Point {
+		t.Errorf("got %+v, want a fixed point", iv)
+	}
+	iv, _ = RatioChange(obs([][][]float64{{{10}, {11}}}), obs([][][]float64{{{20}}}), 100, Rng(1, "fixed"))
+	if iv.Fixed {
+		t.Errorf("two base rounds, but Fixed: %+v", iv)
+	}
+}
+
+// With three boots whose changes differ (normal, sd 2 %) and no variation
+// between rounds, the interval contains the true change (0) in about 75 %
+// of the trials, as Coverage says, far from the nominal 95 %.
+func TestCoverageOfThreeBoots(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 3))
+	hit, trials := 0, 400
+	for trial := 0; trial < trials; trial++ {
+		var base, treat []Obs
+		for b := 0; b < 3; b++ {
+			change, level := rng.NormFloat64()*0.02, 100*(1+rng.NormFloat64()*0.1)
+			for r := 0; r < 3; r++ {
+				for k := 0; k < 4; k++ {
+					base = append(base, Obs{Boot: b, Round: r, Value: level})
+					treat = append(treat, Obs{Boot: b, Round: r, Value: level * (1 + change)})
+				}
+			}
+		}
+		if iv, _ := RatioChange(base, treat, 1000, Rng(uint64(trial), "coverage")); iv.Lo <= 0 && 0 <= iv.Hi {
+			hit++
+		}
+	}
+	got := float64(hit) / float64(trials)
+	if want := Coverage(3); want != 0.75 || math.Abs(got-want) > 0.06 {
+		t.Errorf("coverage %.3f over %d trials, Coverage(3) = %.3f: want both near 0.75", got, trials, want)
+	}
+	if Coverage(1) != 0 || Coverage(2) != 0.5 {
+		t.Errorf("Coverage(1), Coverage(2) = %v, %v; want 0, 0.5", Coverage(1), Coverage(2))
 	}
 }
 
@@ -118,6 +178,22 @@ func TestSlope(t *testing.T) {
 	iv, ok := SlopeCI(points, 1000, Rng(1, "slope"))
 	if !ok || !near(iv.Point, 3) || !near(iv.Lo, 3) || !near(iv.Hi, 3) {
 		t.Errorf("got %+v, want 3 [3, 3]", iv)
+	}
+	// Boot 1 sits 1000 above boot 0, both with slope 1: paired, every
+	// replicate fits both x through the same boots, slope 1 exactly;
+	// unpaired, boot 1's x=0 against boot 0's x=10 would say -99.
+	points = map[float64][]Obs{}
+	for _, x := range []float64{0, 10} {
+		points[x] = obs([][][]float64{{{x}}, {{1000 + x}}})
+	}
+	iv, _ = SlopeCI(points, 10000, Rng(1, "slope-paired"))
+	if !near(iv.Point, 1) || !near(iv.Lo, 1) || !near(iv.Hi, 1) || iv.Fixed {
+		t.Errorf("got %+v, want 1 [1, 1]", iv)
+	}
+	// One boot, one round at each x: no interval.
+	points = map[float64][]Obs{0: obs([][][]float64{{{5}}}), 10: obs([][][]float64{{{25}}})}
+	if iv, ok := SlopeCI(points, 100, Rng(1, "slope-fixed")); !ok || !iv.Fixed || !near(iv.Point, 2) {
+		t.Errorf("got %+v, want a fixed 2", iv)
 	}
 	// Boot 1 has slope 5, boot 0 slope 1: the interval spans [1, 5].
 	points = map[float64][]Obs{}

@@ -5,8 +5,10 @@
 // (P0 and P1 alternating round by round, the switch live) with vmtest,
 // the order of the two rotated from one pair to the next, collects every
 // sample from the guest's TAP ("# sample: {json}" diagnostics) and writes
-// the results directory: the samples, the table, the SVG and the benchfmt
-// files.
+// the results directory: the samples (those of a scene that did not pass
+// in a boot marked with why, and left out of the table), the table, the
+// SVG, the benchfmt files, and each boot's TAP (bootN-U.tap, bootN-P.tap:
+// the record of which scenes passed).
 //
 // Usage (from the module root; `make bench` does this):
 //
@@ -16,7 +18,12 @@
 // -icount passes vmtest's -icount: QEMU counts guest time in instructions
 // (-icount shift=0,sleep=off), so the figures do not depend on host load.
 //
-// Exit status: 0 all scenes passed in every boot, 1 otherwise.
+// A sample line that holds no sample (the guest killed in the middle of
+// it) is left out alone, counted and named, and fails the run; every other
+// sample of the boot is kept.
+//
+// Exit status: 0 every scene passed (or skipped) in every boot, 1
+// otherwise, a usage error included.
 package main
 
 import (
@@ -25,9 +32,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -64,8 +73,12 @@ func run(argv []string) int {
 	fs.IntVar(&o.smp, "smp", 0, "guest CPUs (default 2; 1 with -icount, where 6.1 with 2 CPUs never reaches /init)")
 	fs.IntVar(&o.jobs, "jobs", 1, "boots run at once: only sensible with -icount, whose figures do not depend on host load")
 	fs.IntVar(&o.mem, "mem", 1024, "guest memory in MiB")
+	fs.SetOutput(os.Stderr)
 	if err := fs.Parse(argv); err != nil {
-		return 2
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 1
 	}
 	if o.smp == 0 {
 		o.smp = 2
@@ -74,9 +87,16 @@ func run(argv []string) int {
 		}
 	}
 	o.jobs = max(o.jobs, 1)
-	if o.out == "" || (o.kernelU == "" && o.kernelP == "") || o.boots < 1 {
-		fmt.Fprintln(os.Stderr, "vmbench: need -out and at least one of -kernel-u, -kernel-p; -boots >= 1")
-		return 2
+	if o.out == "" || (o.kernelU == "" && o.kernelP == "") || o.boots < 1 || o.rounds < 1 || o.samples < 1 || o.firstBoot < 0 || o.smp < 1 || o.mem < 1 {
+		fmt.Fprintln(os.Stderr, "vmbench: need -out and at least one of -kernel-u, -kernel-p; -boots, -rounds, -samples, -smp and -mem at least 1, -first-boot at least 0")
+		fs.Usage()
+		return 1
+	}
+	// Before the first boot: a directory that cannot take the results,
+	// or holds an earlier run's, is found now, not hours later.
+	if err := report.CheckNew(o.out); err != nil {
+		fmt.Fprintln(os.Stderr, "vmbench:", err)
+		return 1
 	}
 	status, err := orchestrate(o)
 	if err != nil {
@@ -185,15 +205,15 @@ func orchestrate(o options) (int, error) {
 		}
 		all = append(all, r.samples...)
 	}
-	if len(all) == 0 {
-		return 1, errors.New("no samples came back")
-	}
 	table, err := report.WriteDir(o.out, all, report.Options{Seed: report.DefaultSeed, Reps: report.DefaultReps})
 	if err != nil {
 		return 1, err
 	}
 	fmt.Print(table)
 	fmt.Printf("results in %s\n", o.out)
+	if len(all) == 0 {
+		return 1, errors.New("no samples came back")
+	}
 	return status, nil
 }
 
@@ -228,20 +248,48 @@ func runBoot(o options, b boot, bench, vmtest, logSuffix string) ([]sample.Sampl
 	start := time.Now()
 	runErr := cmd.Run()
 	fmt.Fprintf(os.Stderr, "vmbench: boot %d %s: done in %v (%v)\n", b.index, image, time.Since(start).Round(time.Second), runErr)
-	samples, err := sample.ReadTAP(&tap)
+	samples, ok, err := collect(&tap, b, os.Stderr)
+	return samples, ok && runErr == nil, err
+}
+
+// bench is the guest program: its TAP names each result bench.SCENE.
+const benchProgram = "netlink_mcast_bench"
+
+// collect reads one boot's TAP: its samples, each marked with its scene's
+// result in that boot (sample.TAP.Marked); ok is false when a scene did not
+// pass or a sample line was malformed (left out alone, and said on log).
+func collect(tap io.Reader, b boot, log io.Writer) ([]sample.Sample, bool, error) {
+	image := filepath.Base(b.kernel)
+	t, err := sample.ReadTAP(tap, benchProgram)
 	if err != nil {
 		return nil, false, err
 	}
-	for _, s := range samples {
+	for _, s := range t.Samples {
 		if b.kind == "U" && s.State != "U" || b.kind == "P" && s.State == "U" {
 			return nil, false, fmt.Errorf("%s (-kernel-%s) measured state %s: is it the right image?",
 				b.kernel, strings.ToLower(b.kind), s.State)
 		}
 	}
-	for _, line := range strings.Split(tap.String(), "\n") {
-		if strings.Contains(line, "not ok ") {
-			fmt.Fprintf(os.Stderr, "vmbench: boot %d %s: %s\n", b.index, image, strings.TrimSpace(line))
+	ok := len(t.Malformed) == 0
+	if !ok {
+		fmt.Fprintf(log, "vmbench: boot %d %s: %d malformed sample line(s) left out (the other %d samples kept); the first: %q\n",
+			b.index, image, len(t.Malformed), len(t.Samples), t.Malformed[0])
+	}
+	marked := t.Marked()
+	failed := map[string]string{}
+	for _, s := range marked {
+		if s.Failed != "" && !strings.HasPrefix(s.Failed, "SKIP") {
+			failed[s.Scene] = s.Failed
 		}
 	}
-	return samples, runErr == nil, nil
+	for scene, why := range t.Results {
+		if why != "" && !strings.HasPrefix(why, "SKIP") {
+			failed[scene] = why
+		}
+	}
+	for _, scene := range slices.Sorted(maps.Keys(failed)) {
+		fmt.Fprintf(log, "vmbench: boot %d %s: %s: %s\n", b.index, image, scene, failed[scene])
+		ok = false
+	}
+	return marked, ok, nil
 }

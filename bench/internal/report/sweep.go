@@ -25,7 +25,8 @@ func (a *Analysis) sweepTable() string {
 	if a.icount {
 		unit = "insn"
 	}
-	header := false
+	var rows strings.Builder
+	boots := map[int]bool{}
 	for _, fam := range sweepFamilies {
 		var row []string
 		ns := map[int]bool{}
@@ -50,19 +51,25 @@ func (a *Analysis) sweepTable() string {
 				continue
 			}
 			d := float64(ops)
+			if iv.Fixed {
+				row = append(row, fmt.Sprintf("%s %.2f %s", st, iv.Point/d, noInterval))
+				continue
+			}
+			boots[iv.Boots] = true
 			row = append(row, fmt.Sprintf("%s %.2f [%.2f, %.2f]", st, iv.Point/d, iv.Lo/d, iv.Hi/d))
 		}
 		if len(ns) < 2 {
 			continue
 		}
-		if !header {
-			fmt.Fprintf(&b, "\nSweep: cost of one more foreign candidate per notification, %s\n"+
-				"(least-squares slope of the median wall per unit over n, / notifications per unit;\n"+
-				"95%% bootstrap interval over paired boots and whole rounds):\n\n", unit)
-			header = true
-		}
-		fmt.Fprintf(&b, "  %-9s n=%s: %s\n", fam.what, joinInts(ns), strings.Join(row, "; "))
+		fmt.Fprintf(&rows, "  %-9s n=%s: %s\n", fam.what, joinInts(ns), strings.Join(row, "; "))
 	}
+	if rows.Len() == 0 {
+		return ""
+	}
+	fmt.Fprintf(&b, "\nSweep: cost of one more foreign candidate per notification, %s\n"+
+		"(least-squares slope of the median wall per unit over n, / notifications per unit;\n"+
+		"bootstrap interval, 2.5 %% and 97.5 %% quantiles, over paired boots and whole rounds):\n%s\n%s",
+		unit, coverageNote(boots), rows.String())
 	return b.String()
 }
 
