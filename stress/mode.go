@@ -346,17 +346,9 @@ func (t *topology) judge(out *outcome) {
 	}
 	var faults *verify.Faults
 	if t.faults {
-		faults = &verify.Faults{Delivered: map[verify.Msg]int{}, Unsure: map[verify.Msg]bool{}}
+		faults = &verify.Faults{Delivered: map[verify.FromSender]int{}, Unsure: map[verify.Msg]bool{}}
 		for _, st := range receivers {
-			copies := map[verify.Msg]int{}
-			for _, g := range st.got {
-				if g.Event == verify.Message {
-					copies[g.Msg]++
-				}
-			}
-			for m, n := range copies {
-				faults.Delivered[m] = max(faults.Delivered[m], n)
-			}
+			faults.CountDelivered(st.want, st.got)
 		}
 		for _, s := range t.senders {
 			for m := range s.unsure {

@@ -26,7 +26,7 @@ func stream(tag Tag, items ...any) []Got {
 	return out
 }
 
-func noFaults() *Faults { return &Faults{Delivered: map[Msg]int{}, Unsure: map[Msg]bool{}} }
+func noFaults() *Faults { return &Faults{Delivered: map[FromSender]int{}, Unsure: map[Msg]bool{}} }
 
 func mustPass(t *testing.T, rep Report) {
 	t.Helper()
@@ -110,13 +110,13 @@ func TestUndeliveredMessages(t *testing.T) {
 	if rep.Undelivered != 1 {
 		t.Errorf("undelivered %d, want 1", rep.Undelivered)
 	}
-	f.Delivered[m[1]] = 1 // someone got it after all
+	f.Delivered[FromSender{0, m[1]}] = 1 // someone got it after all
 	mustFail(t, Check(local0, names, tr, stream(Local, m[0], m[2], m[3], m[4], m[5]), f), "lost without an ENOBUFS")
 
 	observer := Receiver{Name: "observer", Groups: all, Sees: map[int]Tag{0: NSID(10)}, SetErrMisses: true}
 	f = noFaults()
 	mustPass(t, Check(observer, names, tr, stream(NSID(10), m[0], m[2], m[3], m[4], m[5]), f))
-	f.Delivered[m[1]] = 1
+	f.Delivered[FromSender{0, m[1]}] = 1
 	mustFail(t, Check(observer, names, tr, stream(NSID(10), m[0], m[2], m[3], m[4], m[5]), f), "lost without an ENOBUFS")
 	// A local receiver gets the set_err ENOBUFS: its silence is a loss.
 	mustFail(t, Check(local0, names, tr, stream(Local, m[0], m[2], m[3], m[4], m[5]), noFaults()), "lost without an ENOBUFS")
@@ -140,7 +140,21 @@ func TestUndeliveredAmongIdenticalMessages(t *testing.T) {
 	m := tr[0] // addr1 local1 stats addr2 local2 stats
 	observer := Receiver{Name: "observer", Groups: all, Sees: map[int]Tag{0: NSID(10)}, SetErrMisses: true}
 	f := noFaults()
-	f.Delivered[m[2]] = 1 // the best receiver got one of the two
+	f.Delivered[FromSender{0, m[2]}] = 1 // the best receiver got one of the two
+	// What another sender's receivers got of its own copies alike does
+	// not count for this sender's.
+	f.Delivered[FromSender{1, m[2]}] = 5
 	mustPass(t, Check(observer, names, tr, stream(NSID(10), m[0], m[1], m[3], m[4], m[5]), f))
 	mustFail(t, Check(observer, names, tr, stream(NSID(10), m[0], m[1], m[3], m[4]), f), "lost without an ENOBUFS", "type 92")
+}
+
+// CountDelivered tells senders apart by their tags, and counts copies.
+func TestCountDelivered(t *testing.T) {
+	tr := transcripts()
+	observer := Receiver{Name: "observer", Groups: all, Sees: map[int]Tag{0: NSID(10), 1: NSID(11)}}
+	f := noFaults()
+	f.CountDelivered(observer, append(stream(NSID(10), stats(), enobufs, stats()), stream(NSID(11), stats(), tr[1][0])...))
+	if f.Delivered[FromSender{0, stats()}] != 2 || f.Delivered[FromSender{1, stats()}] != 1 || f.Delivered[FromSender{1, tr[1][0]}] != 1 {
+		t.Errorf("Delivered = %v", f.Delivered)
+	}
 }

@@ -99,16 +99,41 @@ type Receiver struct {
 // Faults is what a run whose allocations are made to fail knows beyond
 // the senders' transcripts.
 type Faults struct {
-	// Delivered holds, for every message some receiver got, the most
-	// copies of it one receiver got (a message can repeat: RTM_NEWSTATS
-	// of one device). Copies that no receiver got may never have been
-	// sent (their nlmsg_new() failed).
-	Delivered map[Msg]int
+	// Delivered holds, for every message of a sender some receiver got,
+	// the most copies of it one receiver got from that sender (a message
+	// can repeat: RTM_NEWSTATS of lo, in every sender's namespace alike).
+	// Copies that no receiver got may never have been sent (their
+	// nlmsg_new() failed). CountDelivered fills it.
+	Delivered map[FromSender]int
 	// Unsure holds the messages of requests whose outcome the sender
 	// cannot know (the ACK was lost, the request failed, or its effect
 	// depends on such a request): when no receiver got one, it is owed
 	// to no one; when one did, it is owed as any other.
 	Unsure map[Msg]bool
+}
+
+// FromSender is a message of one sender.
+type FromSender struct {
+	Sender int
+	Msg    Msg
+}
+
+// CountDelivered adds to f.Delivered what receiver r got: per sender it
+// can see (told apart by their tags), the copies of each message.
+func (f *Faults) CountDelivered(r Receiver, got []Got) {
+	byTag := map[Tag]int{}
+	for s, tag := range r.Sees {
+		byTag[tag] = s
+	}
+	copies := map[FromSender]int{}
+	for _, g := range got {
+		if s, ok := byTag[g.Tag]; ok && g.Event == Message {
+			copies[FromSender{s, g.Msg}]++
+		}
+	}
+	for k, n := range copies {
+		f.Delivered[k] = max(f.Delivered[k], n)
+	}
 }
 
 // Report is the verdict on one receiver.
@@ -195,7 +220,7 @@ func Check(r Receiver, names []string, transcripts [][]Msg, got []Got, faults *F
 			continue
 		}
 		silent := r.SetErrMisses && r.Sees[s].HasNSID
-		f := compareFaulty(where, want, perSender[s], at[s], got, faults, silent)
+		f := compareFaulty(where, s, want, perSender[s], at[s], got, faults, silent)
 		rep.Verified += f.Verified
 		rep.Covered += f.Covered
 		rep.Undelivered += f.Undelivered
@@ -222,7 +247,7 @@ func Check(r Receiver, names []string, transcripts [][]Msg, got []Got, faults *F
 // message before m that occurs once in want (an anchor: a request's seq,
 // an address), and ends at the first message matched after m: it holds
 // the true window.
-func compareFaulty(where string, want, got []Msg, pos []int, stream []Got, f *Faults, silent bool) Report {
+func compareFaulty(where string, sender int, want, got []Msg, pos []int, stream []Got, f *Faults, silent bool) Report {
 	var rep Report
 	add := func(format string, a ...any) {
 		rep.Problems = append(rep.Problems, where+": "+fmt.Sprintf(format, a...))
@@ -283,7 +308,7 @@ func compareFaulty(where string, want, got []Msg, pos []int, stream []Got, f *Fa
 			rep.Verified++
 			continue
 		}
-		if (f.Unsure[m] || silent) && excused[m] < count[m]-f.Delivered[m] {
+		if (f.Unsure[m] || silent) && excused[m] < count[m]-f.Delivered[FromSender{sender, m}] {
 			excused[m]++
 			rep.Undelivered++
 			continue
