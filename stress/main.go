@@ -242,7 +242,7 @@ func needs() string {
 		case err != nil:
 			return err.Error()
 		case !has:
-			return "needs " + selftests.CapName(c) + " (run as root)"
+			return "needs " + selftests.CapName(c) + ", which this process lacks"
 		}
 	}
 	if !selftests.InInitialUserNS() {
