@@ -3,6 +3,7 @@
 package main
 
 import (
+	"net/netip"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -53,5 +54,83 @@ func TestCycleAndSource(t *testing.T) {
 	next := s.cycle()
 	if m := next[1].expect(1)[0]; m.Detail != "blackhole 172.16.2.0/24 table 254 nhid 1" {
 		t.Errorf("second replace: %s", m)
+	}
+}
+
+// faultySender is a sender under injected failures, for settle.
+func faultySender() *sender {
+	return &sender{idx: 0, pid: 77, nhid: 1, faults: true, unsure: map[verify.Msg]bool{}, addUnsure: map[netip.Prefix][]verify.Msg{}}
+}
+
+// What an unknown outcome leaves unknown, request by request.
+func TestSettleUnderFaults(t *testing.T) {
+	s := faultySender()
+	plan := s.cycle() // add, replace, stats, del
+	msgs := func(i int) []verify.Msg { return plan[i].expect(uint32(i + 1)) }
+	record := func(i int, result error) (bool, bool) {
+		t.Helper()
+		owed, unsure, err := s.settle(plan[i], result, msgs(i))
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		if owed && unsure {
+			for _, m := range msgs(i) {
+				s.unsure[m] = true
+			}
+		}
+		return owed, unsure
+	}
+	// The add's ACK is lost: its notifications may or may not come.
+	if owed, unsure := record(0, ackLost); !owed || !unsure {
+		t.Errorf("add with its ACK lost: owed %v unsure %v, want owed and unsure", owed, unsure)
+	}
+	// The delete succeeds: the address was there, so the add's
+	// notifications are owed after all.
+	if owed, unsure := record(3, nil); !owed || unsure {
+		t.Errorf("delete done: owed %v unsure %v", owed, unsure)
+	}
+	for _, m := range msgs(0) {
+		if s.unsure[m] {
+			t.Errorf("%s still unsure after its address was deleted", m)
+		}
+	}
+	// A replace whose ACK is lost leaves the route unknown: the next
+	// replace may change nothing; after that, it is known again.
+	if _, unsure := record(1, ackLost); !unsure {
+		t.Error("replace with its ACK lost is not unsure")
+	}
+	if _, unsure := record(1, nil); !unsure {
+		t.Error("the replace after an unknown one is not unsure")
+	}
+	if _, unsure := record(1, nil); unsure {
+		t.Error("a replace after a known one is unsure")
+	}
+	// A request refused for want of memory is unsure as well.
+	if _, unsure := record(2, unix.ENOBUFS); !unsure {
+		t.Error("stats switch failed with ENOBUFS is not unsure")
+	}
+	if s.faultCounts.ACKsLost != 2 || s.faultCounts.Failed != 1 {
+		t.Errorf("counts %+v", s.faultCounts)
+	}
+}
+
+// An add that did fail shows at its delete (EADDRNOTAVAIL): nothing to
+// delete, nothing owed. The same answer without an unknown add, or any
+// error without faults, fails the sender.
+func TestSettleDeleteOfAFailedAdd(t *testing.T) {
+	s := faultySender()
+	plan := s.cycle()
+	if _, _, err := s.settle(plan[0], ackLost, plan[0].expect(1)); err != nil {
+		t.Fatal(err)
+	}
+	if owed, _, err := s.settle(plan[3], unix.EADDRNOTAVAIL, plan[3].expect(4)); err != nil || owed {
+		t.Errorf("delete of an add that failed: owed %v err %v, want nothing owed", owed, err)
+	}
+	if _, _, err := s.settle(plan[3], unix.EADDRNOTAVAIL, plan[3].expect(4)); err == nil {
+		t.Error("EADDRNOTAVAIL for an address whose add was done was taken")
+	}
+	plain := &sender{idx: 0, pid: 77, nhid: 1}
+	if _, _, err := plain.settle(plan[0], unix.ENOBUFS, nil); err == nil {
+		t.Error("without faults, a failed request was taken")
 	}
 }
