@@ -42,9 +42,9 @@ func Median(v []float64) float64 {
 	return (s[m-1] + s[m]) / 2
 }
 
-// Quantile returns the q quantile of v with linear interpolation between
+// quantile returns the q quantile of v with linear interpolation between
 // order statistics (type 7, as R's default).
-func Quantile(v []float64, q float64) float64 {
+func quantile(v []float64, q float64) float64 {
 	if len(v) == 0 {
 		return math.NaN()
 	}
@@ -193,7 +193,7 @@ func RatioChange(base, treat []Obs, reps int, rng *rand.Rand) (iv Interval, ok b
 		}
 		changes[i] = Median(ts)/Median(bs) - 1
 	}
-	iv.Lo, iv.Hi = Quantile(changes, 0.025), Quantile(changes, 0.975)
+	iv.Lo, iv.Hi = quantile(changes, 0.025), quantile(changes, 0.975)
 	return iv, true
 }
 
@@ -203,9 +203,9 @@ func checkReps(reps int) {
 	}
 }
 
-// LeastSquaresSlope is the ordinary least-squares slope of y over x; NaN
+// leastSquaresSlope is the ordinary least-squares slope of y over x; NaN
 // with fewer than two distinct x.
-func LeastSquaresSlope(x, y []float64) float64 {
+func leastSquaresSlope(x, y []float64) float64 {
 	if len(x) != len(y) || len(x) < 2 {
 		return math.NaN()
 	}
@@ -251,7 +251,7 @@ func SlopeCI(points map[float64][]Obs, reps int, rng *rand.Rand) (iv Interval, o
 	if len(boots) == 0 {
 		return Interval{}, false
 	}
-	iv.Point = LeastSquaresSlope(xs, meds)
+	iv.Point = leastSquaresSlope(xs, meds)
 	iv.Boots = len(boots)
 	iv.Fixed = len(boots) == 1
 	for _, g := range gs {
@@ -271,8 +271,8 @@ func SlopeCI(points map[float64][]Obs, reps int, rng *rand.Rand) (iv Interval, o
 			}
 			meds[i] = Median(bufs[i])
 		}
-		slopes[r] = LeastSquaresSlope(xs, meds)
+		slopes[r] = leastSquaresSlope(xs, meds)
 	}
-	iv.Lo, iv.Hi = Quantile(slopes, 0.025), Quantile(slopes, 0.975)
+	iv.Lo, iv.Hi = quantile(slopes, 0.025), quantile(slopes, 0.975)
 	return iv, true
 }

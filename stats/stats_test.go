@@ -22,8 +22,8 @@ func TestMedianAndQuantile(t *testing.T) {
 	}
 	v := []float64{10, 20, 30, 40, 50}
 	for q, want := range map[float64]float64{0: 10, 0.25: 20, 0.5: 30, 0.1: 14, 1: 50} {
-		if got := Quantile(v, q); !near(got, want) {
-			t.Errorf("Quantile(%v) = %v, want %v", q, got, want)
+		if got := quantile(v, q); !near(got, want) {
+			t.Errorf("quantile(%v) = %v, want %v", q, got, want)
 		}
 	}
 }
@@ -167,7 +167,7 @@ func TestSeededBootstrapRepeats(t *testing.T) {
 }
 
 func TestSlope(t *testing.T) {
-	if s := LeastSquaresSlope([]float64{0, 1, 2, 3}, []float64{5, 8, 11, 14}); !near(s, 3) {
+	if s := leastSquaresSlope([]float64{0, 1, 2, 3}, []float64{5, 8, 11, 14}); !near(s, 3) {
 		t.Errorf("slope = %v, want 3", s)
 	}
 	// y = 5 + 3x exactly in every sample of every round: slope 3, no spread.

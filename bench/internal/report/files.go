@@ -29,7 +29,7 @@ const (
 // reads what dir held before: CheckNew keeps a run from writing over an
 // earlier one's results.
 func WriteDir(dir string, samples []sample.Sample, opts Options) (string, error) {
-	a, err := Analyze(samples, opts)
+	a, err := analyze(samples, opts)
 	if err != nil {
 		return "", err
 	}
@@ -75,7 +75,7 @@ func Reanalyze(dir string, opts Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	a, err := Analyze(samples, opts)
+	a, err := analyze(samples, opts)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", filepath.Join(dir, SamplesFile), err)
 	}
@@ -109,16 +109,16 @@ func CheckNew(dir string) error {
 	return nil
 }
 
-// BenchName is a scene's benchmark name: benchstat reads "-N" at the end
+// benchName is a scene's benchmark name: benchstat reads "-N" at the end
 // of a name as GOMAXPROCS and "/" as a sub-benchmark, so both become "_".
-func BenchName(scene string) string {
+func benchName(scene string) string {
 	r := strings.NewReplacer("-", "_", "/", "_", "[", "_", "]", "", ",", "_", "=", "")
 	return "Benchmark" + r.Replace(scene)
 }
 
 // Benchfmt is one state's samples in Go's benchmark format, one line per
 // formal sample (one op = one work unit), for benchstat.
-func (a *Analysis) Benchfmt(state string) string {
+func (a *analysis) Benchfmt(state string) string {
 	var b strings.Builder
 	unit := "ns"
 	if a.icount {
@@ -135,14 +135,14 @@ func (a *Analysis) Benchfmt(state string) string {
 	for _, sc := range a.scenes {
 		for _, s := range a.byScene[sc][state] {
 			fmt.Fprintf(&b, "%s 1 %d %s/op %d thread-%s/op %d user-%s/op %d sys-%s/op\n",
-				BenchName(sc), s.WallNS, unit, s.ThreadNS, unit, s.UserNS, unit, s.SysNS, unit)
+				benchName(sc), s.WallNS, unit, s.ThreadNS, unit, s.UserNS, unit, s.SysNS, unit)
 		}
 	}
 	return b.String()
 }
 
 // arch is the GOARCH every sample records, or "".
-func (a *Analysis) arch() string {
+func (a *analysis) arch() string {
 	archs := map[string]bool{}
 	for _, sc := range a.scenes {
 		for _, ss := range a.byScene[sc] {

@@ -24,7 +24,7 @@ func perOpScene(scene string) bool {
 // operation (µs, or thousands of instructions under icount) and its
 // inverse, operations per second (per 10^9 instructions under icount).
 // Empty when there are none.
-func (a *Analysis) perOpTable() string {
+func (a *analysis) perOpTable() string {
 	var b strings.Builder
 	lw := a.labelWidth()
 	u, r := "us/op", "op/s"
@@ -39,13 +39,13 @@ func (a *Analysis) perOpTable() string {
 		if b.Len() == 0 {
 			fmt.Fprintf(&b, "\nRelated series, per operation (median wall per unit / operations per unit):\n\n")
 			fmt.Fprintf(&b, "%-*s", lw, "Scenario")
-			for _, st := range States {
+			for _, st := range stateOrder {
 				fmt.Fprintf(&b, "%13s%12s", st+" "+u, st+" "+r)
 			}
 			b.WriteString("\n")
 		}
 		fmt.Fprintf(&b, "%-*s", lw, sc)
-		for _, st := range States {
+		for _, st := range stateOrder {
 			ss := a.byScene[sc][st]
 			if len(ss) == 0 {
 				fmt.Fprintf(&b, "%13s%12s", "-", "-")

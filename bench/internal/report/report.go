@@ -33,8 +33,8 @@ type Options struct {
 	Reps int
 }
 
-// States in table order.
-var States = []string{"U", "P0", "P1"}
+// stateOrder is the states in table order.
+var stateOrder = []string{"U", "P0", "P1"}
 
 // metric picks one number out of a sample.
 type metric func(sample.Sample) float64
@@ -42,8 +42,8 @@ type metric func(sample.Sample) float64
 func wall(s sample.Sample) float64   { return float64(s.WallNS) }
 func thread(s sample.Sample) float64 { return float64(s.ThreadNS) }
 
-// Analysis is everything the table shows.
-type Analysis struct {
+// analysis is everything the table shows.
+type analysis struct {
 	opts    Options
 	icount  bool
 	total   int
@@ -63,15 +63,15 @@ type leftOut struct {
 	samples           int
 }
 
-// Analyze groups the formal samples (warm-ups left out) of the scenes
+// analyze groups the formal samples (warm-ups left out) of the scenes
 // that passed; the samples marked Failed are counted apart, by scene run.
 // The same sample twice (two runs with the same boot numbers, merged) is
 // an error: its rounds would be taken for one.
-func Analyze(all []sample.Sample, opts Options) (*Analysis, error) {
+func analyze(all []sample.Sample, opts Options) (*analysis, error) {
 	if opts.Reps < 1 {
 		return nil, fmt.Errorf("%d bootstrap replicates: want at least 1", opts.Reps)
 	}
-	a := &Analysis{opts: opts, byScene: map[string]map[string][]sample.Sample{}, info: map[string]string{}}
+	a := &analysis{opts: opts, byScene: map[string]map[string][]sample.Sample{}, info: map[string]string{}}
 	seenIcount := map[bool]bool{}
 	present := map[string]bool{}
 	type key struct {
@@ -119,7 +119,7 @@ func Analyze(all []sample.Sample, opts Options) (*Analysis, error) {
 			return nil, fmt.Errorf("scene %s mixes work units of %v operations: analyze them apart", sc, slices.Sorted(maps.Keys(ops)))
 		}
 	}
-	for _, st := range States {
+	for _, st := range stateOrder {
 		if present[st] {
 			a.states = append(a.states, st)
 		}
@@ -131,7 +131,7 @@ func Analyze(all []sample.Sample, opts Options) (*Analysis, error) {
 }
 
 // leaveOut counts s with the other samples of its scene run.
-func (a *Analysis) leaveOut(s sample.Sample) {
+func (a *analysis) leaveOut(s sample.Sample) {
 	for i := range a.leftOut {
 		l := &a.leftOut[i]
 		if l.scene == s.Scene && l.boot == s.Boot && l.image == s.Image && l.why == s.Failed {
@@ -206,7 +206,7 @@ func obs(samples []sample.Sample, m metric) []stats.Obs {
 	return o
 }
 
-func (a *Analysis) median(scene, state string, m metric) float64 {
+func (a *analysis) median(scene, state string, m metric) float64 {
 	ss := a.byScene[scene][state]
 	if len(ss) == 0 {
 		return math.NaN()
@@ -215,7 +215,7 @@ func (a *Analysis) median(scene, state string, m metric) float64 {
 }
 
 // change is treat against base in one scene, with its interval.
-func (a *Analysis) change(scene, base, treat, what string, m metric) (stats.Interval, bool) {
+func (a *analysis) change(scene, base, treat, what string, m metric) (stats.Interval, bool) {
 	b, t := a.byScene[scene][base], a.byScene[scene][treat]
 	if len(b) == 0 || len(t) == 0 {
 		return stats.Interval{}, false
@@ -233,7 +233,7 @@ func wallOr(m metric) metric {
 
 // unit is the column unit: milliseconds, or millions of instructions
 // under icount (one guest nanosecond is one instruction there).
-func (a *Analysis) unit() string {
+func (a *analysis) unit() string {
 	if a.icount {
 		return "Minsn"
 	}
@@ -287,7 +287,7 @@ func coverageNote(boots map[int]bool) string {
 	return b.String()
 }
 
-func (a *Analysis) labelWidth() int {
+func (a *analysis) labelWidth() int {
 	w := len("Scenario")
 	for _, s := range a.scenes {
 		w = max(w, len(s))
@@ -296,7 +296,7 @@ func (a *Analysis) labelWidth() int {
 }
 
 // Table is the text the command prints; -analyze prints the same bytes.
-func (a *Analysis) Table() string {
+func (a *analysis) Table() string {
 	var b strings.Builder
 	u := a.unit()
 	fmt.Fprintf(&b, "netlink_mcast_bench: %d formal samples (warm-ups left out)\n", a.total)
@@ -385,7 +385,7 @@ const parallelPrefix = "PAR-"
 // cannot show that they ran at once: taken on one CPU, or (samples of an
 // older bench) under icount without a CPU count, where vmbench's guest
 // had one CPU unless -smp said otherwise.
-func (a *Analysis) parallelNote() string {
+func (a *analysis) parallelNote() string {
 	var b strings.Builder
 	for _, sc := range a.scenes {
 		if !strings.HasPrefix(sc, parallelPrefix) {
@@ -412,7 +412,7 @@ func (a *Analysis) parallelNote() string {
 // userShare is the state's userspace share of thread CPU: the rusage split
 // is sampled at the scheduler tick, so per-sample shares of short units
 // are 0 or large; the ratio of sums over all samples is the estimate.
-func (a *Analysis) userShare(scene, state string) float64 {
+func (a *analysis) userShare(scene, state string) float64 {
 	var user, sys int64
 	for _, s := range a.byScene[scene][state] {
 		user += s.UserNS

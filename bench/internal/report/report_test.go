@@ -47,7 +47,7 @@ func expectTable(t *testing.T, table string, wants ...string) {
 }
 
 func TestTableKnownAnswer(t *testing.T) {
-	a, err := Analyze(synthetic(), Options{Seed: 1, Reps: 1000})
+	a, err := analyze(synthetic(), Options{Seed: 1, Reps: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestIntervalsThatCannotVaryAndCoverage(t *testing.T) {
 			one = append(one, s)
 		}
 	}
-	a, err := Analyze(one, Options{Seed: 1, Reps: 500})
+	a, err := analyze(one, Options{Seed: 1, Reps: 500})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestIntervalsThatCannotVaryAndCoverage(t *testing.T) {
 			three = append(three, s)
 		}
 	}
-	a, err = Analyze(three, Options{Seed: 1, Reps: 500})
+	a, err = analyze(three, Options{Seed: 1, Reps: 500})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,23 +233,23 @@ func TestIntervalsThatCannotVaryAndCoverage(t *testing.T) {
 // refused: its rounds would be taken for one.
 func TestDuplicateSamplesRefused(t *testing.T) {
 	in := append(synthetic(), synthetic()[5])
-	if _, err := Analyze(in, Options{Seed: 1, Reps: 10}); err == nil || !strings.Contains(err.Error(), "is there twice") {
+	if _, err := analyze(in, Options{Seed: 1, Reps: 10}); err == nil || !strings.Contains(err.Error(), "is there twice") {
 		t.Errorf("got %v", err)
 	}
-	if _, err := Analyze(synthetic(), Options{Seed: 1, Reps: 0}); err == nil {
+	if _, err := analyze(synthetic(), Options{Seed: 1, Reps: 0}); err == nil {
 		t.Error("0 replicates accepted")
 	}
 	// Units of another size under the same name (-routes 660 beside 2640).
 	mixed := synthetic()
 	mixed[7].Ops = 660
-	if _, err := Analyze(mixed, Options{Seed: 1, Reps: 10}); err == nil || !strings.Contains(err.Error(), "mixes work units of [660 2640] operations") {
+	if _, err := analyze(mixed, Options{Seed: 1, Reps: 10}); err == nil || !strings.Contains(err.Error(), "mixes work units of [660 2640] operations") {
 		t.Errorf("mixed units: %v", err)
 	}
 }
 
 // benchfmt's goarch is the samples' own, and none when they do not say.
 func TestBenchfmtArch(t *testing.T) {
-	a, _ := Analyze(synthetic(), Options{Seed: 1, Reps: 10})
+	a, _ := analyze(synthetic(), Options{Seed: 1, Reps: 10})
 	if bf := a.Benchfmt("U"); strings.Contains(bf, "goarch") {
 		t.Errorf("unrecorded arch printed:\n%s", bf)
 	}
@@ -257,7 +257,7 @@ func TestBenchfmtArch(t *testing.T) {
 	for i := range in {
 		in[i].Arch = "arm64"
 	}
-	a, _ = Analyze(in, Options{Seed: 1, Reps: 10})
+	a, _ = analyze(in, Options{Seed: 1, Reps: 10})
 	if bf := a.Benchfmt("U"); !strings.HasPrefix(bf, "goos: linux\ngoarch: arm64\npkg: nlmcast/bench\n") {
 		t.Errorf("arm64 samples:\n%s", bf)
 	}
@@ -271,21 +271,21 @@ func TestParallelSceneNote(t *testing.T) {
 		s.Scene, s.Icount = "PAR-n900", true
 		in = append(in, s)
 	}
-	a, _ := Analyze(in, Options{Seed: 1, Reps: 10})
+	a, _ := analyze(in, Options{Seed: 1, Reps: 10})
 	if table := a.Table(); !strings.Contains(table, "PAR-n900: the samples do not record the guest's CPUs") {
 		t.Errorf("icount, no CPU count:\n%s", table)
 	}
 	for i := range in {
 		in[i].CPUs = 1
 	}
-	a, _ = Analyze(in, Options{Seed: 1, Reps: 10})
+	a, _ = analyze(in, Options{Seed: 1, Reps: 10})
 	if table := a.Table(); !strings.Contains(table, "PAR-n900: measured on 1 CPU: its two senders took turns") || !strings.Contains(table, "; 1 CPU(s)\n") {
 		t.Errorf("1 CPU:\n%s", table)
 	}
 	for i := range in {
 		in[i].CPUs = 2
 	}
-	a, _ = Analyze(in, Options{Seed: 1, Reps: 10})
+	a, _ = analyze(in, Options{Seed: 1, Reps: 10})
 	if table := a.Table(); strings.Contains(table, "PAR-n900: ") {
 		t.Errorf("2 CPUs:\n%s", table)
 	}
@@ -300,7 +300,7 @@ func TestSweepSlope(t *testing.T) {
 				WallNS: 10e6 + int64(2640*n*5), Ops: 2640})
 		}
 	}
-	a, err := Analyze(in, Options{Seed: 1, Reps: 500})
+	a, err := analyze(in, Options{Seed: 1, Reps: 500})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 // SVG plots each scene's P0/U and P1/U wall change (and P1/P0 when there is
 // no U) as a point with its bootstrap interval (none where it cannot vary:
 // one boot, one round), one row per scene.
-func (a *Analysis) SVG() string {
+func (a *analysis) SVG() string {
 	type bar struct {
 		name  string
 		color string

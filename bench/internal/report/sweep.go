@@ -19,7 +19,7 @@ var sweepFamilies = []struct{ prefix, what string }{
 // median wall time over the number of foreign subscribers n, divided by the
 // notifications per unit: the cost of one more candidate per notification.
 // Empty when the samples hold no sweep.
-func (a *Analysis) sweepTable() string {
+func (a *analysis) sweepTable() string {
 	var b strings.Builder
 	unit := "ns"
 	if a.icount {

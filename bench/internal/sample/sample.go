@@ -72,8 +72,8 @@ func Line(s Sample) string {
 	return Prefix + string(b)
 }
 
-// ParseLine returns the sample in a TAP line, if it holds one.
-func ParseLine(line string) (Sample, bool, error) {
+// parseLine returns the sample in a TAP line, if it holds one.
+func parseLine(line string) (Sample, bool, error) {
 	rest := strings.TrimSpace(line)
 	for strings.HasPrefix(rest, "#") {
 		rest = strings.TrimSpace(rest[1:])
@@ -130,7 +130,7 @@ func ReadTAP(r io.Reader, program string) (TAP, error) {
 }
 
 func (t *TAP) line(line, program string, lastDiag map[string]string) {
-	s, ok, err := ParseLine(line)
+	s, ok, err := parseLine(line)
 	switch {
 	case err != nil:
 		t.Malformed = append(t.Malformed, line)

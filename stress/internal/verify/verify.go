@@ -211,10 +211,10 @@ func Check(r Receiver, names []string, transcripts [][]Msg, got []Got, faults *F
 	}
 	sort.Ints(senders)
 	for _, s := range senders {
-		want := Filter(transcripts[s], groups)
+		want := filter(transcripts[s], groups)
 		where := fmt.Sprintf("%s, from sender %s (%s)", r.Name, names[s], r.Sees[s])
 		if faults == nil {
-			n, problems := Compare(where, want, perSender[s])
+			n, problems := compare(where, want, perSender[s])
 			rep.Verified += n
 			rep.Problems = append(rep.Problems, problems...)
 			continue
@@ -341,8 +341,8 @@ func compareFaulty(where string, sender int, want, got []Msg, pos []int, stream 
 	return rep
 }
 
-// Filter returns the messages of t on the given groups.
-func Filter(t []Msg, groups map[uint32]bool) []Msg {
+// filter returns the messages of t on the given groups.
+func filter(t []Msg, groups map[uint32]bool) []Msg {
 	var out []Msg
 	for _, m := range t {
 		if groups[m.Group] {
@@ -352,11 +352,11 @@ func Filter(t []Msg, groups map[uint32]bool) []Msg {
 	return out
 }
 
-// Compare checks that got is exactly want, in order. It returns how many
+// compare checks that got is exactly want, in order. It returns how many
 // messages matched (want's length when all is well) and, otherwise, a
 // diagnosis: duplicates, losses, messages nobody sent, and the first place
 // where the order differs.
-func Compare(where string, want, got []Msg) (int, []string) {
+func compare(where string, want, got []Msg) (int, []string) {
 	if equal(want, got) {
 		return len(want), nil
 	}

@@ -77,7 +77,7 @@ func TestObserverPassesWithBothSenders(t *testing.T) {
 func TestGroupFilter(t *testing.T) {
 	tr := transcripts()
 	r := Receiver{Name: "bind", Groups: []uint32{gAddr, gRoute}, Sees: map[int]Tag{0: Local}}
-	rep := Check(r, names, tr, tagged(Local, Filter(tr[0], map[uint32]bool{gAddr: true, gRoute: true})...), nil)
+	rep := Check(r, names, tr, tagged(Local, filter(tr[0], map[uint32]bool{gAddr: true, gRoute: true})...), nil)
 	if len(rep.Problems) != 0 || rep.Verified != 4 {
 		t.Fatalf("verified %d, problems %q", rep.Verified, rep.Problems)
 	}
