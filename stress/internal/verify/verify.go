@@ -331,7 +331,8 @@ func compareFaulty(where string, sender int, want, got []Msg, pos []int, stream 
 			continue
 		}
 		if uncovered < maxShown {
-			add("lost without an ENOBUFS to account for it (none between #%d and #%d): %s (expected #%d)", lo, hi, m, j)
+			add("lost without an ENOBUFS to account for it (none between #%d and #%d): %s (expected #%d); the stream there: %s",
+				lo, hi, m, j, around(stream, lo, hi))
 		}
 		uncovered++
 	}
@@ -456,6 +457,27 @@ func matchedPrefix(a, b []Msg) int {
 		return len(a)
 	}
 	return i
+}
+
+// around renders the stream from a little before lo to a little after
+// hi, for the reader of a loss.
+func around(stream []Got, lo, hi int) string {
+	from, to := max(lo-2, 0), min(hi+3, len(stream))
+	if to-from > 24 {
+		to = from + 24
+	}
+	var parts []string
+	for k := from; k < to; k++ {
+		switch g := stream[k]; g.Event {
+		case Overrun:
+			parts = append(parts, fmt.Sprintf("#%d ENOBUFS", k))
+		case Drained:
+			parts = append(parts, fmt.Sprintf("#%d empty", k))
+		default:
+			parts = append(parts, fmt.Sprintf("#%d %s (%s)", k, g.Msg, g.Tag))
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Churn is what a churn socket may receive. Its membership and options
