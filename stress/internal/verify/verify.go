@@ -331,8 +331,12 @@ func compareFaulty(where string, sender int, want, got []Msg, pos []int, stream 
 			continue
 		}
 		if uncovered < maxShown {
-			add("lost without an ENOBUFS to account for it (none between #%d and #%d): %s (expected #%d); the stream there: %s",
-				lo, hi, m, j, around(stream, lo, hi))
+			copies := ""
+			if count[m] > 1 || f.Unsure[m] {
+				copies = fmt.Sprintf("; %d copies of it owed, %d excused, the most one receiver got %d, unsure %v", count[m], excused[m], f.Delivered[FromSender{sender, m}], f.Unsure[m])
+			}
+			add("lost without an ENOBUFS to account for it (none between #%d and #%d): %s (expected #%d)%s; the stream there: %s",
+				lo, hi, m, j, copies, around(stream, lo, hi))
 		}
 		uncovered++
 	}
