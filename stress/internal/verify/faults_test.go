@@ -158,3 +158,15 @@ func TestCountDelivered(t *testing.T) {
 		t.Errorf("Delivered = %v", f.Delivered)
 	}
 }
+
+// A copy an ENOBUFS covers does not spend the excuse a copy that was
+// never sent needs: the observer missed two stats copies, the first with
+// its ENOBUFS, the second sent to no one (the best receiver got one).
+func TestCoveredCopiesDoNotSpendTheExcuse(t *testing.T) {
+	tr := transcripts()
+	m := tr[0] // addr1 local1 stats addr2 local2 stats
+	observer := Receiver{Name: "observer", Groups: all, Sees: map[int]Tag{0: NSID(10)}, SetErrMisses: true}
+	f := noFaults()
+	f.Delivered[FromSender{0, m[2]}] = 1
+	mustPass(t, Check(observer, names, tr, stream(NSID(10), m[0], m[1], enobufs, drained, m[3], m[4]), f))
+}
