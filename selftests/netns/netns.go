@@ -7,6 +7,8 @@
 // switches namespace does it on a fresh goroutine locked to its thread and
 // never unlocks it: when the goroutine returns, the Go runtime terminates the
 // thread instead of handing it back to the scheduler with a foreign namespace.
+// The main thread, which the runtime never terminates, is kept for the main
+// goroutine (init), so no such goroutine runs there.
 // New threads are cloned from the runtime's template thread, which stays in
 // the namespace the process started in.
 package netns
@@ -32,6 +34,15 @@ type NS struct {
 	mu sync.Mutex
 	fd int
 }
+
+// init keeps the main thread for the main goroutine. A goroutine that
+// exits while locked to a thread ends that thread, except the main
+// thread, which the runtime parks for good instead: a namespace thread
+// scheduled there would keep its namespace (and whatever else it set on
+// itself, a failslab mark) for the rest of the program. Seen: a stress
+// mode's sender namespace outlived the mode, held by thread 1. Locked
+// from init, the main thread runs the main goroutine only.
+func init() { runtime.LockOSThread() }
 
 // New creates an anonymous network namespace.
 func New(name string) (*NS, error) {
