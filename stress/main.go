@@ -157,7 +157,11 @@ func runModeCase(t selftests.T, m mode) {
 		case <-ctx.Done():
 		}
 	}()
-	t.Logf("%s; %d senders, %s, %d cycles per batch", m.about, cfg.senders, cfg.duration, cfg.cycles)
+	cycles := cfg.cycles
+	if m.flipping() {
+		cycles = cfg.switchCycles
+	}
+	t.Logf("%s; %d senders, %s, %d cycles per batch", m.about, cfg.senders, cfg.duration, cycles)
 	out := runMode(ctx, cfg, m, sw, cpus, writer, inj)
 	if inj != nil && !out.report.Interrupted {
 		afterFaults(t, &out, inj, leaks)
@@ -259,6 +263,7 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.minBatches, "min-batches", 100, "batches every sender must complete for the mode to pass")
 	fs.Int64Var(&c.minWrites, "min-writes", 1000, "verified switch writes the switch mode must make")
 	fs.IntVar(&c.cycles, "cycles", 4, "event cycles per batch (address add, route replace, stats switch, address delete each)")
+	fs.IntVar(&c.switchCycles, "switch-cycles", 16, "event cycles per batch in the modes that flip the switch: batches long enough that the writer flips while most of them are in the kernel, even on an emulated CPU that the host deschedules for tens of milliseconds")
 	fs.IntVar(&c.idle, "idle", 256, "idle subscribers in foreign namespaces (they make every walk of the global list long)")
 	fs.DurationVar(&c.nsPace, "netns-pace", 50*time.Millisecond, "at most one churn namespace per this interval")
 	fs.BoolVar(&c.injectDup, "inject-duplicate", false, "SELF-TEST of the checker: halfway through each mode, multicast one duplicate of a message S0 caused; the mode must fail")
@@ -286,6 +291,8 @@ func (c *config) check() error {
 		return fmt.Errorf("-min-writes %d: must not be negative", c.minWrites)
 	case c.cycles < 1 || c.cycles > 64:
 		return fmt.Errorf("-cycles %d: want 1..64", c.cycles)
+	case c.switchCycles < 1 || c.switchCycles > 64:
+		return fmt.Errorf("-switch-cycles %d: want 1..64", c.switchCycles)
 	case c.idle < 0:
 		return fmt.Errorf("-idle %d: must not be negative", c.idle)
 	case c.nsPace <= 0:

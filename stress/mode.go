@@ -24,6 +24,7 @@ type config struct {
 	minBatches    int
 	minWrites     int64
 	cycles        int
+	switchCycles  int // cycles per batch in the modes that flip the switch
 	idle          int
 	nsPace        time.Duration
 	injectDup     bool
@@ -75,6 +76,9 @@ func (o *outcome) fail(f string, a ...any) { o.problems = append(o.problems, fmt
 func runMode(ctx context.Context, cfg config, m mode, sw *mcswitch.Switch, cpus []int, writerCPU int, inj *failslab) (out outcome) {
 	out.report.Mode = m.name
 	t := &topology{cfg: cfg, faults: inj != nil}
+	if m.flipping() {
+		t.cfg.cycles = cfg.switchCycles
+	}
 	defer func() {
 		if cfg.injectTeardownWarning && len(t.senders) > 0 {
 			// Written when the kernel tears S0 down, after the mode
