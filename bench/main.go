@@ -211,7 +211,7 @@ func bench(f flags, list []Scene, stdout io.Writer) int {
 		name := "netlink_mcast_bench." + sc.Label() // <prog>.<case>, as the suites and ksft.py name results
 		got, err := runScene(w, d, sw, senders, sc)
 		if kernelLog != nil {
-			if reps := kernelLog.Poll(); len(reps) > 0 {
+			if reps := kmsg.Sift(kernelLog.Poll(), w.Diag); len(reps) > 0 {
 				for _, r := range reps {
 					w.Diag("%s: kernel report during the scene: %s", sc.Label(), r)
 					for _, l := range r.Lines {

@@ -73,18 +73,19 @@ func watchKernel(w *ktap.Writer) *health {
 	return h
 }
 
-// reports returns what the kernel reported since the last call.
-func (h *health) reports() []kmsg.Report {
+// reports returns what the kernel reported since the last call, less the
+// known reports (not the series'), which it prints.
+func (h *health) reports(w *ktap.Writer) []kmsg.Report {
 	if h.log == nil {
 		return nil
 	}
-	return h.log.Poll()
+	return kmsg.Sift(h.log.Poll(), w.Diag)
 }
 
 // judge turns a case's result into a failure when the kernel reported
 // something while it ran, and prints the reports' first lines.
 func (h *health) judge(w *ktap.Writer, name string, res ktap.Result, reason string) (ktap.Result, string) {
-	reps := h.reports()
+	reps := h.reports(w)
 	if len(reps) == 0 {
 		return res, reason
 	}
@@ -110,7 +111,7 @@ func (h *health) finish(w *ktap.Writer) {
 			}
 		}
 	}
-	if reps := h.reports(); len(reps) > 0 {
+	if reps := h.reports(w); len(reps) > 0 {
 		printReports(w, "after the last case (namespace teardown)", reps)
 		w.BailOut(fmt.Sprintf("kernel report after the last case: %s", reps[0].Kind))
 	}

@@ -91,3 +91,27 @@ func TestQuietKernel(t *testing.T) {
 		t.Errorf("exit code %d, want 0:\n%s", code, out)
 	}
 }
+
+// A KCSAN report that the known-report list does not name fails the case
+// like any other, and the diagnostics give its fingerprint.
+func TestNewKCSANReportFailsTheCase(t *testing.T) {
+	race := kmsg.Report{Kind: "KCSAN", Lines: []string{
+		"BUG: KCSAN: data-race in netlink_bind / netlink_broadcast",
+		"",
+		"write to 0xffff888005a3c2f8 of 8 bytes by task 212 on cpu 1:",
+		" netlink_bind+0x5e/0x2f0",
+		"",
+		"read to 0xffff888005a3c2f8 of 8 bytes by task 213 on cpu 0:",
+		" netlink_broadcast+0x5a/0xe0",
+	}}
+	out, code := runWithLog(t, &scriptedLog{polls: [][]kmsg.Report{{race}}})
+	expectOutput(t, out,
+		`# new kernel report (not in the known list): BUG: KCSAN: data-race in netlink_bind / netlink_broadcast; fingerprint "KCSAN data-race: netlink_bind / netlink_broadcast"`+"\n",
+		"# kernel report during first: BUG: KCSAN: data-race in netlink_bind / netlink_broadcast\n",
+		"#   |  netlink_broadcast+0x5a/0xe0\n",
+		"not ok 1 prog.first # kernel report during the case: KCSAN\n",
+	)
+	if code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+}

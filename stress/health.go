@@ -19,6 +19,7 @@ type health struct {
 	mu      sync.Mutex
 	w       *kmsg.Watcher
 	found   []string
+	notes   []string // kmsg.Sift's lines on the reports, known and new
 	missed  uint64
 	stop    chan struct{}
 	stopped sync.WaitGroup
@@ -52,7 +53,7 @@ func openHealth() (*health, string) {
 func (h *health) poll() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, r := range h.w.Poll() {
+	for _, r := range kmsg.Sift(h.w.Poll(), func(format string, args ...any) { h.notes = append(h.notes, fmt.Sprintf(format, args...)) }) {
 		h.found = append(h.found, render(r))
 	}
 }
@@ -72,20 +73,23 @@ func render(r kmsg.Report) string {
 }
 
 // take polls once more and returns the reports found since the last take,
-// and a note when the watch lost records or stopped working.
+// and a note: on the reports (known ones, new ones' fingerprints), and
+// when the watch lost records or stopped working.
 func (h *health) take() (reports []string, note string) {
 	h.poll()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	reports, h.found = h.found, nil
+	notes := h.notes
+	h.notes = nil
 	switch m := h.w.Missed(); {
 	case h.w.Err() != nil:
-		note = fmt.Sprintf("kernel health: the watch stopped: %v", h.w.Err())
+		notes = append(notes, fmt.Sprintf("kernel health: the watch stopped: %v", h.w.Err()))
 	case m > h.missed:
-		note = fmt.Sprintf("kernel health: %d kernel log records were overwritten before they were read; a report among them went unseen", m-h.missed)
+		notes = append(notes, fmt.Sprintf("kernel health: %d kernel log records were overwritten before they were read; a report among them went unseen", m-h.missed))
 		h.missed = m
 	}
-	return reports, note
+	return reports, strings.Join(notes, "\n")
 }
 
 func (h *health) close() {
