@@ -101,8 +101,11 @@ func TestKernelReportsFromConsoleAndTaint(t *testing.T) {
 	}
 	tap.line("# WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10")
 	tap.line(protocol.TaintLine(512, 512|64))
-	got := kernelReports(c, tap)
+	got, notes := kernelReports(c, tap)
 	if len(got) != 2 || got[0].Kind != "WARNING" || got[1].String() != "taint: U (user request)" {
 		t.Errorf("kernelReports = %q, want the console's WARNING and taint U", got)
+	}
+	if want := `new kernel report (not in the known list): WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10; fingerprint "WARNING: do_one_broadcast"`; len(notes) != 1 || notes[0] != want {
+		t.Errorf("kernelReports notes = %q, want [%q]", notes, want)
 	}
 }
