@@ -4,6 +4,8 @@ package kmsg
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
@@ -128,6 +130,42 @@ func TestKnownReportsFile(t *testing.T) {
 		seen[l] = true
 		if known[l] == "" {
 			t.Errorf("known_reports.txt: %q has no comment saying where it was seen", l)
+		}
+	}
+}
+
+// The reports the unpatched builds gave, as their consoles showed them
+// (testdata), are known, and stay known when they come through the
+// kernel log; one frame changed makes a report new.
+func TestBaselineIsKnown(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no captured reports in testdata: %v", err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.TrimRight(string(data), "\n")
+		r := scanOne(t, text)
+		if why, ok := Known(r); !ok || why == "" {
+			t.Errorf("%s: %s not known (fingerprint %q)", f, r, r.Fingerprint())
+		}
+		var plain []string
+		for _, l := range lines(text) {
+			plain = append(plain, StripPrefix(l))
+		}
+		if got := scanOne(t, strings.Join(plain, "\n")).Fingerprint(); got != r.Fingerprint() {
+			t.Errorf("%s: without the console's prefixes, fingerprint %q, want %q", f, got, r.Fingerprint())
+		}
+		if len(r.Stacks) == 0 || len(r.Stacks[0]) < 2 {
+			t.Fatalf("%s: stacks %q", f, r.Stacks)
+		}
+		caller := r.Stacks[0][1]
+		lookAlike := scanOne(t, strings.Replace(text, " "+caller+"+", " other_"+caller+"+", 1))
+		if _, ok := Known(lookAlike); ok {
+			t.Errorf("%s: with %s renamed, still known: %q", f, caller, lookAlike.Fingerprint())
 		}
 	}
 }
