@@ -120,7 +120,7 @@ func TestNewKCSANReportFailsTheCase(t *testing.T) {
 // A known report (one the unpatched kernel gave, as its console showed
 // it) is printed as one line and fails nothing.
 func TestKnownKernelReportDoesNotFail(t *testing.T) {
-	data, err := os.ReadFile("kmsg/testdata/u-kcsan-strict-pollwake.txt")
+	data, err := os.ReadFile("kmsg/testdata/u-kcsan-strict-poll_schedule_timeout-pollwake.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -114,7 +114,7 @@ func TestKernelReportsFromConsoleAndTaint(t *testing.T) {
 // A known report on the console (one the unpatched kernel gave) is noted
 // and fails nothing; a new one beside it still fails the run.
 func TestKnownReportOnTheConsole(t *testing.T) {
-	data, err := os.ReadFile("../selftests/kmsg/testdata/u-kcsan-strict-pollwake.txt")
+	data, err := os.ReadFile("../selftests/kmsg/testdata/u-kcsan-strict-poll_schedule_timeout-pollwake.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
