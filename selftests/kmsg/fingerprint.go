@@ -64,7 +64,8 @@ func (r Report) Fingerprint() string {
 		sort.Strings(parts)
 	} else if len(parts) > 1 {
 		// Where the report was raised; KASAN's allocation and free
-		// stacks, lockdep's dependency chain, come after.
+		// stacks come after. (lockdep's dependency chain has no
+		// "Call Trace:" and is not read.)
 		parts = parts[:1]
 	}
 	if len(parts) == 0 {
