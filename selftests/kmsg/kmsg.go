@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 
 // Package kmsg watches the kernel log and the taint mask for kernel reports
-// (BUG, WARNING, KASAN, UBSAN, lockdep, RCU stall, list corruption, ...), so
-// that a test can fail when the kernel complained while it ran, even though
-// everything it checked was delivered as expected.
+// (BUG, WARNING, KASAN, KCSAN, UBSAN, lockdep, RCU stall, list corruption,
+// ...), so that a test can fail when the kernel complained while it ran,
+// even though everything it checked was delivered as expected.
 //
 // A Watcher reads /dev/kmsg without blocking from the moment it is opened and
 // compares /proc/sys/kernel/tainted with its value at that moment. Scan
-// classifies lines captured elsewhere, such as a serial console.
+// classifies lines captured elsewhere, such as a serial console. Every
+// report has a Fingerprint; Sift sets aside the known reports, those that
+// known_reports.txt names (the unpatched kernel gives them too).
 package kmsg
 
 import (
