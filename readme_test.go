@@ -80,8 +80,9 @@ func TestReadmeLayoutMatchesTheTree(t *testing.T) {
 				continue
 			}
 			base := strings.TrimSuffix(p, "/")
-			// A file named in a package's row is in that package.
-			if !strings.Contains(base, "/") && strings.HasSuffix(base, ".go") {
+			// A file named in a package's row, where no such file is at
+			// the top, is in that package.
+			if _, err := os.Stat(base); err != nil && !strings.Contains(base, "/") {
 				for _, c := range backticked.FindAllStringSubmatch(cells[1], -1) {
 					base = filepath.Join(strings.TrimSuffix(c[1], "/"), p)
 					break
@@ -114,7 +115,7 @@ func looksLikePath(s string) bool {
 	switch {
 	case strings.HasSuffix(s, "/"), strings.Contains(s, "/"):
 		return !strings.HasPrefix(s, "/")
-	case strings.HasSuffix(s, ".go"), strings.HasSuffix(s, ".md"), strings.HasSuffix(s, ".txt"):
+	case strings.HasSuffix(s, ".go"), strings.HasSuffix(s, ".md"), strings.HasSuffix(s, ".txt"), strings.HasSuffix(s, "/"):
 		return true
 	}
 	return s == "Makefile" || s == "config" || s == "settings"

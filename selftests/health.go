@@ -133,8 +133,9 @@ func (h *health) pollEvery(d time.Duration) {
 	}
 }
 
-// reports returns what the kernel reported since the last call.
-func (h *health) reports() []kmsg.Report {
+// reports returns what the kernel reported since the last call, but for
+// the reports the known list names (kmsg.Sift), which it says on w.
+func (h *health) reports(w *ktap.Writer) []kmsg.Report {
 	if h.log == nil {
 		return nil
 	}
@@ -142,7 +143,7 @@ func (h *health) reports() []kmsg.Report {
 	defer h.mu.Unlock()
 	reps := append(h.pending, h.log.Poll()...)
 	h.pending = nil
-	return reps
+	return kmsg.Sift(reps, w.Diag)
 }
 
 // settle waits until the kernel has torn down every namespace made so far
@@ -201,7 +202,7 @@ func (h *health) finish(w *ktap.Writer) {
 			return
 		}
 	}
-	if reps := h.reports(); len(reps) > 0 {
+	if reps := h.reports(w); len(reps) > 0 {
 		printReports(w, "after the last case (namespace teardown)", reps)
 		w.BailOut(fmt.Sprintf("kernel report after the last case: %s", reps[0].Kind))
 	}

@@ -3,6 +3,7 @@
 package selftests
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -88,5 +89,51 @@ func TestQuietKernel(t *testing.T) {
 	}
 	if code != 0 {
 		t.Errorf("exit code %d, want 0:\n%s", code, out)
+	}
+}
+
+// A KCSAN report that the known-report list does not name fails the case
+// like any other, and the diagnostics give its fingerprint.
+func TestNewKCSANReportFailsTheCase(t *testing.T) {
+	race := kmsg.Report{Kind: "KCSAN", Lines: []string{
+		"BUG: KCSAN: data-race in netlink_bind / netlink_broadcast",
+		"",
+		"write to 0xffff888005a3c2f8 of 8 bytes by task 212 on cpu 1:",
+		" netlink_bind+0x5e/0x2f0",
+		"",
+		"read to 0xffff888005a3c2f8 of 8 bytes by task 213 on cpu 0:",
+		" netlink_broadcast+0x5a/0xe0",
+	}}
+	out, code := runWithLog(t, &scriptedLog{polls: [][]kmsg.Report{{race}}})
+	expectOutput(t, out,
+		`# new kernel report (not in the known list): BUG: KCSAN: data-race in netlink_bind / netlink_broadcast; fingerprint "KCSAN data-race: netlink_bind / netlink_broadcast"`+"\n",
+		"# kernel report during first: BUG: KCSAN: data-race in netlink_bind / netlink_broadcast\n",
+		"#   |  netlink_broadcast+0x5a/0xe0\n",
+		"not ok 1 prog.first # kernel report during the case: KCSAN\n",
+	)
+	if code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+}
+
+// A known report (one the unpatched kernel gave, as its console showed
+// it) is printed as one line and fails nothing.
+func TestKnownKernelReportDoesNotFail(t *testing.T) {
+	data, err := os.ReadFile("kmsg/testdata/u-kcsan-strict-poll_schedule_timeout-pollwake.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reps := kmsg.Scan(strings.Split(string(data), "\n"))
+	if len(reps) != 1 {
+		t.Fatalf("%d reports in the capture, want 1", len(reps))
+	}
+	out, code := runWithLog(t, &scriptedLog{polls: [][]kmsg.Report{reps}})
+	expectOutput(t, out,
+		"# known kernel report (not the series'): BUG: KCSAN: data-race in poll_schedule_timeout.constprop.0 / pollwake; fingerprint \"KCSAN data-race: ",
+		"ok 1 prog.first\n",
+		"# Totals: pass:2 fail:0 xfail:0 xpass:0 skip:1 error:0\n",
+	)
+	if strings.Contains(out, "kernel report during") || code != 0 {
+		t.Errorf("a known report failed the run (exit %d):\n%s", code, out)
 	}
 }

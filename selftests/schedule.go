@@ -63,7 +63,7 @@ func runAlone(s Suite, c Case, w *ktap.Writer, opt options, h *health) {
 			}
 		}
 	}
-	o.reports = h.reports()
+	o.reports = h.reports(w)
 	o.elapsed = time.Since(start)
 	o.done = true
 	printResult(s, c, w, h, &o)
@@ -102,7 +102,7 @@ func runGroup(s Suite, cases []Case, w *ktap.Writer, opt options, h *health) int
 		delete(running, k)
 		outs[k].elapsed = time.Since(starts[k])
 		outs[k].done = true
-		if reps := h.reports(); len(reps) > 0 {
+		if reps := h.reports(w); len(reps) > 0 {
 			blamed := []int{k}
 			for r := range running {
 				blamed = append(blamed, r)

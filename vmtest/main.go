@@ -74,6 +74,9 @@ func runInVM(ctx context.Context, o options, stdout, stderr io.Writer) (int, err
 	if err != nil {
 		return 1, err
 	}
+	for _, n := range outcome.notes {
+		fmt.Fprintf(stderr, "vmtest: %s\n", n)
+	}
 	printReports(stderr, outcome.reports)
 	if t := outcome.tap; t.taintSeen && t.taintBefore != 0 {
 		fmt.Fprintf(stderr, "vmtest: note: the kernel was tainted already when /init started: %d (%s)\n", t.taintBefore, kmsg.Letters(t.taintBefore))

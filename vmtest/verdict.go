@@ -39,17 +39,23 @@ type bootOutcome struct {
 	console   *consoleWatcher
 	tap       *tapRelay
 	reports   []kmsg.Report // see kernelReports
+	notes     []string      // see kernelReports
 }
 
 // kernelReports is, once QEMU has ended, what the kernel reported: every
-// report on the console (BUG, WARNING, KASAN, lockdep, ...) and every taint
-// bit set while the programs ran.
-func kernelReports(c *consoleWatcher, t *tapRelay) []kmsg.Report {
-	reports := c.scanner.Reports()
+// report on the console (BUG, WARNING, KASAN, KCSAN, lockdep, ...) and
+// every taint bit set while the programs ran, less the known reports (not
+// the series', see kmsg.Sift). notes says which were known, and the new
+// ones' fingerprints.
+func kernelReports(c *consoleWatcher, t *tapRelay) (reports []kmsg.Report, notes []string) {
+	reports = c.scanner.Reports()
 	if t.taintSeen {
 		reports = append(reports, kmsg.TaintReports(t.taintBefore, t.taintAfter)...)
 	}
-	return reports
+	reports = kmsg.Sift(reports, func(format string, args ...any) {
+		notes = append(notes, fmt.Sprintf(format, args...))
+	})
+	return reports, notes
 }
 
 // verdict turns a boot into the command's exit status and, when the suites'

@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"io"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -101,8 +102,45 @@ func TestKernelReportsFromConsoleAndTaint(t *testing.T) {
 	}
 	tap.line("# WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10")
 	tap.line(protocol.TaintLine(512, 512|64))
-	got := kernelReports(c, tap)
+	got, notes := kernelReports(c, tap)
 	if len(got) != 2 || got[0].Kind != "WARNING" || got[1].String() != "taint: U (user request)" {
 		t.Errorf("kernelReports = %q, want the console's WARNING and taint U", got)
+	}
+	if want := `new kernel report (not in the known list): WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10; fingerprint "WARNING: do_one_broadcast"`; len(notes) != 1 || notes[0] != want {
+		t.Errorf("kernelReports notes = %q, want [%q]", notes, want)
+	}
+}
+
+// A known report on the console (one the unpatched kernel gave) is noted
+// and fails nothing; a new one beside it still fails the run.
+func TestKnownReportOnTheConsole(t *testing.T) {
+	data, err := os.ReadFile("../selftests/kmsg/testdata/u-kcsan-strict-poll_schedule_timeout-pollwake.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, extra := range [][]string{nil, {
+		"[  130.000000] ------------[ cut here ]------------",
+		"[  130.000001] WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10",
+		"[  130.000002] ---[ end trace 0000000000000000 ]---",
+	}} {
+		c := &consoleWatcher{diag: io.Discard}
+		for _, l := range append(strings.Split(strings.TrimRight(string(data), "\n"), "\n"), extra...) {
+			c.line(l)
+		}
+		reports, notes := kernelReports(c, &tapRelay{out: io.Discard, diag: io.Discard})
+		if len(notes) == 0 || !strings.HasPrefix(notes[0], "known kernel report (not the series'): BUG: KCSAN: data-race in poll_schedule_timeout.constprop.0 / pollwake; fingerprint ") {
+			t.Errorf("notes %q, want the known KCSAN report first", notes)
+		}
+		status, problem := verdict(bootOutcome{
+			console: c,
+			tap:     &tapRelay{opened: true, exitSeen: true, exitStatus: 0},
+			reports: reports,
+		})
+		switch {
+		case extra == nil && (status != 0 || problem != "" || len(reports) != 0):
+			t.Errorf("known report alone: verdict %d, %q, reports %q; want a pass", status, problem, reports)
+		case extra != nil && (status != 1 || len(reports) != 1 || reports[0].Kind != "WARNING"):
+			t.Errorf("known report and a WARNING: verdict %d, %q, reports %q; want a failure for the WARNING", status, problem, reports)
+		}
 	}
 }

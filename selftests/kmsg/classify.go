@@ -11,6 +11,15 @@ import (
 // title, the task and the first frames of its stack.
 const MaxLines = 12
 
+// MaxKCSANLines is MaxLines for a KCSAN report, whose point is its two
+// stacks: the two accesses and their frames, the value change and the
+// task line.
+const MaxKCSANLines = 64
+
+// maxReportLines bounds a report whose end the kernel does not mark: past
+// the lines kept, the rest is read only for its stack frames (Stacks).
+const maxReportLines = 400
+
 // A trigger is a message that starts a kernel report. Every pattern is
 // anchored at the start of the message, as the kernel prints these titles
 // there: a line that merely mentions "BUG" or "warning" (a TAP comment, a
@@ -19,13 +28,18 @@ type trigger struct {
 	kind string
 	re   *regexp.Regexp
 	// blanks: the report's body has blank lines of its own, so a blank line
-	// does not end it (it ends at its closing marker or at MaxLines).
+	// does not end it (it ends at its closing marker).
 	blanks bool
+	// keep is how many lines are kept (Report.Lines): MaxLines when 0.
+	keep int
 }
 
 // triggers are tried in order; the first that matches names the kind.
 var triggers = []trigger{
 	{kind: "KASAN", re: regexp.MustCompile(`^BUG: KASAN: `), blanks: true},
+	// "BUG: KCSAN: data-race in a / b", "BUG: KCSAN: assert: race in a / b",
+	// or "... in a+0x1/0x2" when the other access is unknown.
+	{kind: "KCSAN", re: regexp.MustCompile(`^BUG: KCSAN: `), blanks: true, keep: MaxKCSANLines},
 	{kind: "lockdep", re: regexp.MustCompile(`^WARNING: (possible circular locking dependency|inconsistent lock state|suspicious RCU usage|possible recursive locking|possible irq lock inversion|bad unlock balance|held lock freed|lock held when returning to user space|[Nn]ested lock was not taken|possible deadlock|.* still has locks held)`), blanks: true},
 	{kind: "lockdep", re: regexp.MustCompile(`^BUG: (MAX_LOCKDEP_\w+ too low|looking up invalid subclass|key \S+ has not been registered|held lock freed)`), blanks: true},
 	{kind: "UBSAN", re: regexp.MustCompile(`^UBSAN: `)},
@@ -89,7 +103,9 @@ func closes(msg string) bool {
 type splitter struct {
 	open     *Report
 	trig     *trigger
-	preamble []string // lines since a cutHere, while no title has come
+	read     int         // lines of the open report, kept or not
+	stacks   stackReader // the open report's stacks
+	preamble []string    // lines since a cutHere, while no title has come
 	inCut    bool
 	done     []Report
 }
@@ -107,7 +123,7 @@ func (s *splitter) line(msg string) {
 			r.Lines = append(r.Lines, s.preamble...)
 		}
 		s.inCut, s.preamble = false, nil
-		s.open, s.trig = r, t
+		s.open, s.trig, s.read, s.stacks = r, t, len(r.Lines), newStackReader()
 		s.add(msg)
 		return
 	}
@@ -146,14 +162,21 @@ func (s *splitter) line(msg string) {
 // cont appends a fragment to the previous line, when that line belongs to
 // the open report.
 func (s *splitter) cont(frag string) {
-	if s.open != nil && len(s.open.Lines) > 0 {
+	if s.open != nil && len(s.open.Lines) > 0 && len(s.open.Lines) == s.read {
 		s.open.Lines[len(s.open.Lines)-1] += frag
 	}
 }
 
 func (s *splitter) add(msg string) {
-	s.open.Lines = append(s.open.Lines, msg)
-	if len(s.open.Lines) >= MaxLines {
+	keep := s.trig.keep
+	if keep == 0 {
+		keep = MaxLines
+	}
+	if len(s.open.Lines) < keep {
+		s.open.Lines = append(s.open.Lines, msg)
+	}
+	s.stacks.line(msg)
+	if s.read++; s.read >= maxReportLines {
 		s.flush()
 	}
 }
@@ -167,8 +190,9 @@ func (s *splitter) boundary() {
 // flush ends the open report, if any.
 func (s *splitter) flush() {
 	if s.open != nil {
+		s.open.Stacks = s.stacks.stacks
 		s.done = append(s.done, *s.open)
-		s.open, s.trig = nil, nil
+		s.open, s.trig, s.stacks = nil, nil, stackReader{}
 	}
 }
 

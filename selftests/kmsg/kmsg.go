@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 
 // Package kmsg watches the kernel log and the taint mask for kernel reports
-// (BUG, WARNING, KASAN, UBSAN, lockdep, RCU stall, list corruption, ...), so
-// that a test can fail when the kernel complained while it ran, even though
-// everything it checked was delivered as expected.
+// (BUG, WARNING, KASAN, KCSAN, UBSAN, lockdep, RCU stall, list corruption,
+// ...), so that a test can fail when the kernel complained while it ran,
+// even though everything it checked was delivered as expected.
 //
 // A Watcher reads /dev/kmsg without blocking from the moment it is opened and
 // compares /proc/sys/kernel/tainted with its value at that moment. Scan
-// classifies lines captured elsewhere, such as a serial console.
+// classifies lines captured elsewhere, such as a serial console. Every
+// report has a Fingerprint; Sift sets aside the known reports, those that
+// known_reports.txt names (the unpatched kernel gives them too).
 package kmsg
 
 import (
@@ -22,13 +24,18 @@ import (
 // Report is one kernel report: a BUG, WARNING, KASAN, UBSAN, lockdep, RCU
 // stall, list corruption, or a newly set taint bit.
 type Report struct {
-	// Kind is one of "WARNING", "BUG", "KASAN", "UBSAN", "lockdep",
-	// "RCU stall", "list corruption", "refcount", "Oops", "panic",
-	// "lockup", "hung task", "kmemleak", "taint".
+	// Kind is one of "WARNING", "BUG", "KASAN", "KCSAN", "UBSAN",
+	// "lockdep", "RCU stall", "list corruption", "refcount", "Oops",
+	// "panic", "lockup", "hung task", "kmemleak", "taint".
 	Kind string
-	// Lines are the report's first lines (up to MaxLines), as logged,
-	// without the kmsg record or console timestamp prefix.
+	// Lines are the report's first lines (up to MaxLines, MaxKCSANLines
+	// for KCSAN), as logged, without the kmsg record or console timestamp
+	// prefix.
 	Lines []string
+	// Stacks are the function names of the report's stack traces, in
+	// the order logged, read from all of the report, not only from Lines;
+	// nil when it had none (see Fingerprint).
+	Stacks [][]string
 }
 
 // String is the report on one line: its title line, after its kind when the
@@ -37,18 +44,25 @@ func (r Report) String() string {
 	if len(r.Lines) == 0 {
 		return r.Kind
 	}
-	first := r.Lines[0]
-	// A WARN()'s own message comes before the line that names the report.
-	for _, l := range r.Lines {
-		if t := classify(l); t != nil && t.kind == r.Kind {
-			first = l
-			break
-		}
-	}
+	first := r.title()
 	if r.Kind == "taint" || strings.Contains(first, r.Kind) {
 		return first
 	}
 	return r.Kind + ": " + first
+}
+
+// title is the line that names the report: its first, or the first that
+// starts a report of its kind (a WARN()'s own message comes before it).
+func (r Report) title() string {
+	for _, l := range r.Lines {
+		if t := classify(l); t != nil && t.kind == r.Kind {
+			return l
+		}
+	}
+	if len(r.Lines) == 0 {
+		return ""
+	}
+	return r.Lines[0]
 }
 
 // Paths of the kernel's interfaces.

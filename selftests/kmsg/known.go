@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0
+
+package kmsg
+
+import (
+	_ "embed" // the known-report list
+	"strings"
+	"sync"
+)
+
+// knownReports is the list of known reports: kernel reports that the
+// unpatched kernel of the same build gives as well, so they are not the
+// series'. One fingerprint (Report.Fingerprint) a line; lines starting
+// with '#' are comments, and the comment lines right above a fingerprint
+// say where it was seen. It is built into every program, so it travels
+// with the binary into an installed copy, an initramfs or a VM.
+//
+//go:embed known_reports.txt
+var knownReports string
+
+// known is knownReports parsed: fingerprint -> where it was seen.
+var known = parseKnown(knownReports)
+
+// parseKnown reads a known-report list. Every line that is neither blank
+// nor a comment is a fingerprint, taken as it is (spaces at its ends
+// trimmed).
+func parseKnown(text string) map[string]string {
+	list := map[string]string{}
+	var comment []string
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case l == "":
+			comment = nil
+		case strings.HasPrefix(l, "#"):
+			comment = append(comment, strings.TrimSpace(strings.TrimPrefix(l, "#")))
+		default:
+			list[l] = strings.Join(comment, " ")
+		}
+	}
+	return list
+}
+
+// Known reports whether the known-report list names r, and what it says
+// about where it was seen.
+func Known(r Report) (why string, ok bool) {
+	why, ok = known[r.Fingerprint()]
+	return why, ok
+}
+
+// taintBy is what taint bits a kind of report sets, so that the taint
+// a known report caused is known too: __warn() sets W (also for a
+// refcount_t, a list corruption without BUG_ON_DATA_CORRUPTION and
+// "BUG: sleeping function called ..."), KASAN sets B, die() sets D, the
+// soft lockup watchdog L.
+var taintBy = map[string]string{
+	"WARNING":         "W",
+	"refcount":        "W",
+	"list corruption": "WD",
+	"BUG":             "WD",
+	"Oops":            "D",
+	"KASAN":           "B",
+	"lockup":          "L",
+}
+
+// sifter splits reports into known and new ones. It remembers which
+// taint bits known reports explained: the kernel sets a WARN's taint bit
+// after logging it, so a poll between the two sees the bit alone.
+type sifter struct {
+	mu        sync.Mutex
+	list      map[string]string
+	explained string // taint letters
+}
+
+// process is the program's sifter: one kernel, one taint mask.
+var process = &sifter{list: known}
+
+// Sift returns the reports that are not known, for the caller to fail
+// on, and prints each known one as one diag line ("known kernel report
+// (not the series'): ..."), with its fingerprint and where it was seen.
+// A taint bit that a known report sets is known too. For each new report
+// it prints its fingerprint, the line to add to known_reports.txt once
+// the unpatched kernel has given it as well. Safe for concurrent use.
+func Sift(reports []Report, diag func(format string, args ...any)) []Report {
+	return process.sift(reports, diag)
+}
+
+func (s *sifter) sift(reports []Report, diag func(format string, args ...any)) []Report {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var fresh, taints []Report
+	for _, r := range reports {
+		if r.Kind == "taint" {
+			taints = append(taints, r)
+			continue
+		}
+		fp := r.Fingerprint()
+		why, ok := s.list[fp]
+		if !ok {
+			diag("new kernel report (not in the known list): %s; fingerprint %q", r, fp)
+			fresh = append(fresh, r)
+			continue
+		}
+		s.explained += taintBy[r.Kind]
+		if why != "" {
+			why = "; " + why
+		}
+		diag("known kernel report (not the series'): %s; fingerprint %q%s", r, fp, why)
+	}
+	for _, r := range taints {
+		fp := r.Fingerprint()
+		if _, ok := s.list[fp]; ok || strings.Contains(s.explained, strings.TrimPrefix(fp, "taint ")) {
+			diag("known kernel report (not the series'): %s, set by a known report", r)
+			continue
+		}
+		fresh = append(fresh, r)
+	}
+	return fresh
+}
