@@ -61,7 +61,7 @@ func runInVM(ctx context.Context, o options, stdout, stderr io.Writer) (int, err
 
 	initPath := o.initPath
 	if initPath == "" {
-		if initPath, err = buildGuestInit(ctx, workDir); err != nil {
+		if initPath, err = buildGuestInit(ctx, workDir, o.arch.GOARCH); err != nil {
 			return 1, err
 		}
 	}
