@@ -15,6 +15,9 @@
 //	go run ./bench/vmbench -kernel-u U.bzImage -kernel-p P.bzImage [-boots 3]
 //	    [-rounds 3] [-samples 4] [-icount] [-args '-scene T1-n900-d0'] -out DIR
 //
+// The images are x86 bzImages or arm64 Images, both of one architecture:
+// the bench is built for theirs (vmtest chooses QEMU and the machine).
+//
 // -icount passes vmtest's -icount: QEMU counts guest time in instructions
 // (-icount shift=0,sleep=off), so the figures do not depend on host load.
 //
@@ -43,6 +46,7 @@ import (
 
 	"nlmcast/bench/internal/report"
 	"nlmcast/bench/internal/sample"
+	"nlmcast/vmtest/kimage"
 )
 
 func main() { os.Exit(run(os.Args[1:])) }
@@ -60,8 +64,8 @@ type options struct {
 func run(argv []string) int {
 	var o options
 	fs := flag.NewFlagSet("vmbench", flag.ContinueOnError)
-	fs.StringVar(&o.kernelU, "kernel-u", "", "unpatched bzImage (state U); empty: no U boots")
-	fs.StringVar(&o.kernelP, "kernel-p", "", "patched bzImage (states P0, P1); empty: no P boots")
+	fs.StringVar(&o.kernelU, "kernel-u", "", "unpatched image (state U): an x86 bzImage or an arm64 Image; empty: no U boots")
+	fs.StringVar(&o.kernelP, "kernel-p", "", "patched image (states P0, P1), of the same architecture; empty: no P boots")
 	fs.IntVar(&o.boots, "boots", 3, "boot pairs")
 	fs.IntVar(&o.firstBoot, "first-boot", 0, "number of the first boot pair, to add pairs to an earlier run (merge the samples.jsonl files, then -analyze)")
 	fs.IntVar(&o.rounds, "rounds", 3, "rounds per state and boot")
@@ -70,7 +74,7 @@ func run(argv []string) int {
 	fs.StringVar(&o.args, "args", "", "more netlink_mcast_bench arguments, e.g. '-scene T1-n900-d0 -routes 660'")
 	fs.StringVar(&o.out, "out", "", "results directory (required)")
 	fs.DurationVar(&o.timeout, "timeout", 90*time.Minute, "limit for one boot")
-	fs.IntVar(&o.smp, "smp", 0, "guest CPUs (default 2; 1 with -icount, where 6.1 with 2 CPUs never reaches /init)")
+	fs.IntVar(&o.smp, "smp", 0, "guest CPUs (default 2; 1 with -icount, where x86 6.1 with 2 CPUs never reaches /init, and so that arm64 and x86 tables compare)")
 	fs.IntVar(&o.jobs, "jobs", 1, "boots run at once: only sensible with -icount, whose figures do not depend on host load")
 	fs.IntVar(&o.mem, "mem", 1024, "guest memory in MiB")
 	fs.SetOutput(os.Stderr)
@@ -106,15 +110,37 @@ func run(argv []string) int {
 	return status
 }
 
-// tools builds the guest program and vmtest into dir.
-func tools(dir string) (bench, vmtest string, err error) {
+// guestArch is the architecture of the images, which must agree: the one
+// bench binary runs on both.
+func guestArch(o options) (kimage.Arch, error) {
+	var arch kimage.Arch
+	var first string
+	for _, k := range []string{o.kernelU, o.kernelP} {
+		if k == "" {
+			continue
+		}
+		a, err := kimage.Detect(k)
+		if err != nil {
+			return arch, err
+		}
+		if first != "" && a != arch {
+			return arch, fmt.Errorf("%s is %s but %s is %s: a boot pair needs two images of one architecture", first, arch.Name, k, a.Name)
+		}
+		arch, first = a, k
+	}
+	return arch, nil
+}
+
+// tools builds the guest program (for the images' architecture) and
+// vmtest (for the host) into dir.
+func tools(dir string, arch kimage.Arch) (bench, vmtest string, err error) {
 	bench = filepath.Join(dir, "netlink_mcast_bench")
 	vmtest = filepath.Join(dir, "vmtest")
 	for _, b := range []struct {
 		out, pkg string
 		env      []string
 	}{
-		{bench, "./bench", []string{"CGO_ENABLED=0"}},
+		{bench, "./bench", []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=" + arch.GOARCH}},
 		{vmtest, "./vmtest", nil},
 	} {
 		cmd := exec.Command("go", "build", "-trimpath", "-o", b.out, b.pkg)
@@ -161,7 +187,11 @@ func orchestrate(o options) (int, error) {
 		return 1, err
 	}
 	defer os.RemoveAll(work)
-	bench, vmtest, err := tools(work)
+	arch, err := guestArch(o)
+	if err != nil {
+		return 1, err
+	}
+	bench, vmtest, err := tools(work, arch)
 	if err != nil {
 		return 1, err
 	}
