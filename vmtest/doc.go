@@ -94,6 +94,21 @@
 // three 60 s modes fits the defaults; give -prog-timeout when a program is
 // to run longer than 300 s.
 //
+// -kselftest DIR runs the kernel's own kselftest runner instead of BIN...:
+// DIR is an installed copy (make -C tools/testing/selftests TARGETS=...
+// install, cross-built for the image's architecture), packed as
+// /kselftest_install, and the guest's one program runs its run_kselftest.sh
+// with the -args (e.g. -args '-t netlink_mcast:netlink_mcast_semantics').
+// The runner's own TAP is then the program's output, one "# " deeper. The
+// runner is a shell script, so -busybox names a static busybox for the
+// image's architecture (Debian's busybox-static): /bin/sh and the runner's
+// tools. The init also gives every program the /dev/fd, /dev/stdin,
+// /dev/stdout and /dev/stderr links of a booted system (the runner writes
+// to /dev/stdout). busybox's timeout lacks the --foreground the 6.1 runner
+// gives /usr/bin/timeout, so none is installed there: the runner then runs
+// each test without a limit of its own, and the init's per-program limit
+// (-prog-timeout) bounds the whole runner.
+//
 // -append adds to the kernel command line (for example
 // sysctl.net.core.netlink_route_mc_index=1). Temporary files live in a
 // directory under /tmp that is removed on exit.

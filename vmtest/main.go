@@ -66,7 +66,8 @@ func runInVM(ctx context.Context, o options, stdout, stderr io.Writer) (int, err
 		}
 	}
 	initrd := filepath.Join(workDir, "initramfs.cpio.gz")
-	if err := writeInitramfs(initrd, initramfsContents{init: initPath, bins: o.bins, suiteArgs: o.suiteArgs, progArgs: o.progArgs}); err != nil {
+	if err := writeInitramfs(initrd, initramfsContents{init: initPath, bins: o.bins, suiteArgs: o.suiteArgs, progArgs: o.progArgs,
+		ksftDir: o.ksftDir, busybox: o.busybox}); err != nil {
 		return 1, err
 	}
 

@@ -26,6 +26,8 @@ type options struct {
 	arch         kimage.Arch // of the kernel, from its boot header
 	machine      machine     // how QEMU boots that architecture
 	bins         []string
+	ksftDir      string // -kselftest: an installed kselftest copy, run by its runner
+	busybox      string // -busybox: the shell and tools for that runner
 	initPath     string // prebuilt guest init; empty means build it
 	extraCmdline string
 	suiteArgs    []string            // for every program
@@ -84,6 +86,8 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.memMiB, "mem", 1024, "guest memory in MiB")
 	fs.IntVar(&o.cpus, "smp", 2, "guest CPUs (1 by default with -icount)")
 	fs.StringVar(&o.qemu, "qemu", "", "QEMU `binary` (default: qemu-system-x86_64 or qemu-system-aarch64, after the image)")
+	fs.StringVar(&o.ksftDir, "kselftest", "", "instead of BIN...: run the kernel's kselftest runner (run_kselftest.sh, given -args) over this installed copy (`DIR`, from make -C tools/testing/selftests TARGETS=... install); needs -busybox")
+	fs.StringVar(&o.busybox, "busybox", "", "static busybox `binary` for the image's architecture: the shell and tools of the -kselftest runner (Debian: busybox-static)")
 	fs.StringVar(&o.initPath, "init", "", "prebuilt static guest init `binary` (default: build ./vmtest/guestinit)")
 	fs.BoolVar(&o.verbose, "v", false, "also copy the kernel console to stderr")
 	if err := fs.Parse(args); err != nil {
@@ -140,7 +144,11 @@ func autoTimeout(o options) time.Duration {
 			}
 		}
 	}
-	t := time.Duration(len(o.bins)) * per
+	programs := len(o.bins)
+	if o.ksftDir != "" {
+		programs = 1 // the runner, which the guest times as one program
+	}
+	t := time.Duration(programs) * per
 	if o.icount {
 		t *= icountSlowdown
 	}
@@ -198,8 +206,14 @@ func (o *options) check() error {
 	switch {
 	case o.kernel == "":
 		return fmt.Errorf("%w: -kernel is required", errUsage)
-	case len(o.bins) == 0:
+	case len(o.bins) == 0 && o.ksftDir == "":
 		return fmt.Errorf("%w: name at least one test program to run", errUsage)
+	case len(o.bins) > 0 && o.ksftDir != "":
+		return fmt.Errorf("%w: -kselftest runs the installed programs: name no BIN", errUsage)
+	case o.ksftDir != "" && o.busybox == "":
+		return fmt.Errorf("%w: -kselftest needs -busybox: the runner is a shell script, and the guest has no shell (Debian: busybox-static; for arm64 apt-get download busybox-static:arm64)", errUsage)
+	case o.busybox != "" && o.ksftDir == "":
+		return fmt.Errorf("%w: -busybox is for -kselftest", errUsage)
 	case o.progTimeout < 0 || o.progTimeout%time.Second != 0 || o.progTimeout > 0 && o.progTimeout < time.Second:
 		return fmt.Errorf("%w: -prog-timeout %v: want a positive whole number of seconds", errUsage, o.progTimeout)
 	case o.progTimeout > 0 && hasParam(o.extraCmdline, protocol.TimeoutParam):
@@ -239,6 +253,14 @@ func (o *options) check() error {
 	if o.initPath != "" {
 		if err := kimage.CheckProgram(o.initPath, o.arch, o.kernel); err != nil {
 			return fmt.Errorf("-init: %w", err)
+		}
+	}
+	if o.ksftDir != "" {
+		if err := kimage.CheckProgram(o.busybox, o.arch, o.kernel); err != nil {
+			return fmt.Errorf("-busybox: %w", err)
+		}
+		if err := checkKselftestDir(o.ksftDir, o.arch, o.kernel); err != nil {
+			return err
 		}
 	}
 	return nil
