@@ -44,6 +44,7 @@ import (
 	"sync"
 	"time"
 
+	"nlmcast/bench/internal/kmem"
 	"nlmcast/bench/internal/report"
 	"nlmcast/bench/internal/sample"
 	"nlmcast/vmtest/kimage"
@@ -55,7 +56,7 @@ type options struct {
 	kernelU, kernelP       string
 	boots, rounds, samples int
 	icount                 bool
-	args, out              string
+	args, out, appendArgs  string
 	timeout                time.Duration
 	smp, mem, jobs         int
 	firstBoot              int
@@ -72,6 +73,7 @@ func run(argv []string) int {
 	fs.IntVar(&o.samples, "samples", 4, "samples per round (after a warm-up)")
 	fs.BoolVar(&o.icount, "icount", false, "deterministic mode: vmtest -icount, QEMU -icount shift=0,sleep=off (figures are instructions)")
 	fs.StringVar(&o.args, "args", "", "more netlink_mcast_bench arguments, e.g. '-scene T1-n900-d0 -routes 660'")
+	fs.StringVar(&o.appendArgs, "append", "", "more kernel command line for every boot, e.g. slub_debug=F for exact slab counts in the memory scenes")
 	fs.StringVar(&o.out, "out", "", "results directory (required)")
 	fs.DurationVar(&o.timeout, "timeout", 90*time.Minute, "limit for one boot")
 	fs.IntVar(&o.smp, "smp", 0, "guest CPUs (default 2; 1 with -icount, where x86 6.1 with 2 CPUs never reaches /init, and so that arm64 and x86 tables compare)")
@@ -198,6 +200,7 @@ func orchestrate(o options) (int, error) {
 	boots := plan(o)
 	type outcome struct {
 		samples []sample.Sample
+		memory  []kmem.Record
 		ok      bool
 		err     error
 	}
@@ -210,15 +213,15 @@ func orchestrate(o options) (int, error) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			got, ok, err := runBoot(o, b, bench, vmtest, "")
-			if err == nil && !ok && len(got) == 0 {
+			got, mem, ok, err := runBoot(o, b, bench, vmtest, "")
+			if err == nil && !ok && len(got)+len(mem) == 0 {
 				// The guest never ran the bench (under heavy host load
 				// a TCG guest has failed to open its TAP port): one
 				// more boot, kept apart in its own log.
 				fmt.Fprintf(os.Stderr, "vmbench: boot %d %s produced no sample: booting it again\n", b.index, b.kind)
-				got, ok, err = runBoot(o, b, bench, vmtest, "-retry")
+				got, mem, ok, err = runBoot(o, b, bench, vmtest, "-retry")
 			}
-			results[i] = outcome{got, ok, err}
+			results[i] = outcome{got, mem, ok, err}
 		}()
 	}
 	wg.Wait()
@@ -226,6 +229,7 @@ func orchestrate(o options) (int, error) {
 	// directory does not depend on timing.
 	status := 0
 	var all []sample.Sample
+	var memory []kmem.Record
 	for _, r := range results {
 		if r.err != nil {
 			return 1, r.err
@@ -234,23 +238,33 @@ func orchestrate(o options) (int, error) {
 			status = 1
 		}
 		all = append(all, r.samples...)
+		memory = append(memory, r.memory...)
 	}
-	table, err := report.WriteDir(o.out, all, report.Options{Seed: report.DefaultSeed, Reps: report.DefaultReps})
-	if err != nil {
-		return 1, err
+	if len(all) > 0 || len(memory) == 0 {
+		table, err := report.WriteDir(o.out, all, report.Options{Seed: report.DefaultSeed, Reps: report.DefaultReps})
+		if err != nil {
+			return 1, err
+		}
+		fmt.Print(table)
 	}
-	fmt.Print(table)
+	if len(memory) > 0 {
+		table, err := kmem.WriteDir(o.out, memory)
+		if err != nil {
+			return 1, err
+		}
+		fmt.Print(table)
+	}
 	fmt.Printf("results in %s\n", o.out)
-	if len(all) == 0 {
+	if len(all)+len(memory) == 0 {
 		return 1, errors.New("no samples came back")
 	}
 	return status, nil
 }
 
 // runBoot boots b.kernel with the bench, keeps the TAP in the results
-// directory and returns the samples; ok is false when a scene failed or
-// the boot went wrong.
-func runBoot(o options, b boot, bench, vmtest, logSuffix string) ([]sample.Sample, bool, error) {
+// directory and returns the samples and the memory scenes' records; ok is
+// false when a scene failed or the boot went wrong.
+func runBoot(o options, b boot, bench, vmtest, logSuffix string) ([]sample.Sample, []kmem.Record, bool, error) {
 	image := filepath.Base(b.kernel)
 	benchArgs := fmt.Sprintf("-boot %d -rounds %d -samples %d -image %s", b.index, o.rounds, o.samples, image)
 	if o.icount {
@@ -259,7 +273,7 @@ func runBoot(o options, b boot, bench, vmtest, logSuffix string) ([]sample.Sampl
 	benchArgs += " " + o.args
 	args := []string{"-kernel", b.kernel, "-timeout", o.timeout.String(),
 		"-smp", fmt.Sprint(o.smp), "-mem", fmt.Sprint(o.mem),
-		"-append", fmt.Sprintf("nlmc.timeout=%d", int(o.timeout.Seconds())-30),
+		"-append", strings.TrimSpace(fmt.Sprintf("nlmc.timeout=%d %s", int(o.timeout.Seconds())-30, o.appendArgs)),
 		"-args", benchArgs}
 	if o.icount {
 		args = append(args, "-icount")
@@ -268,7 +282,7 @@ func runBoot(o options, b boot, bench, vmtest, logSuffix string) ([]sample.Sampl
 	logPath := filepath.Join(o.out, fmt.Sprintf("boot%d-%s%s.tap", b.index, b.kind, logSuffix))
 	logFile, err := os.Create(logPath)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	defer logFile.Close()
 	var tap bytes.Buffer
@@ -278,8 +292,36 @@ func runBoot(o options, b boot, bench, vmtest, logSuffix string) ([]sample.Sampl
 	start := time.Now()
 	runErr := cmd.Run()
 	fmt.Fprintf(os.Stderr, "vmbench: boot %d %s: done in %v (%v)\n", b.index, image, time.Since(start).Round(time.Second), runErr)
-	samples, ok, err := collect(&tap, b, os.Stderr)
-	return samples, ok && runErr == nil, err
+	samples, ok, err := collect(bytes.NewReader(tap.Bytes()), b, os.Stderr)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	memory, err := collectMemory(bytes.NewReader(tap.Bytes()), b)
+	return samples, memory, ok && runErr == nil, err
+}
+
+// collectMemory reads one boot's memory records, each marked with its
+// scene's result in that boot as the samples are.
+func collectMemory(tap io.Reader, b boot) ([]kmem.Record, error) {
+	data, err := io.ReadAll(tap)
+	if err != nil {
+		return nil, err
+	}
+	records, err := kmem.ReadTAP(bytes.NewReader(data))
+	if err != nil || len(records) == 0 {
+		return nil, err
+	}
+	t, err := sample.ReadTAP(bytes.NewReader(data), benchProgram)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range records {
+		if b.kind == "U" && r.State != "U" || b.kind == "P" && r.State == "U" {
+			return nil, fmt.Errorf("%s (-kernel-%s) measured state %s: is it the right image?",
+				b.kernel, strings.ToLower(b.kind), r.State)
+		}
+	}
+	return kmem.Mark(records, t.Results), nil
 }
 
 // bench is the guest program: its TAP names each result bench.SCENE.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"nlmcast/bench/internal/sample"
 	"nlmcast/bench/internal/tapjson"
 )
 
@@ -32,6 +33,10 @@ type Record struct {
 	SlabBytes   int64        `json:"slab_bytes"`
 	MemFree     int64        `json:"memfree_bytes"` // change of MemFree (negative: used)
 	Caches      []CacheDelta `json:"caches"`
+	// Failed says why the run of the scene that took this record did
+	// not pass; such records are kept but left out of the table. ""
+	// for a scene that passed.
+	Failed string `json:"failed,omitempty"`
 }
 
 // Prefix starts a record's TAP diagnostic line, after the "# ".
@@ -60,33 +65,61 @@ const (
 	TableFile   = "memory.txt"
 )
 
-// WriteDir writes records and their table to the results directory dir,
-// or with records == nil re-reads dir's records and rewrites the table.
-// It returns the table.
+// WriteDir writes records (memory.jsonl) and their table to the results
+// directory dir, and returns the table.
 func WriteDir(dir string, records []Record) (string, error) {
-	path := filepath.Join(dir, RecordsFile)
-	if records == nil {
-		f, err := os.Open(path)
-		if err != nil {
-			return "", err
-		}
-		records, err = ReadJSONL(f)
-		f.Close()
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", path, err)
-		}
-	} else {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return "", err
-		}
-		var b bytes.Buffer
-		if err := WriteJSONL(&b, records); err != nil {
-			return "", err
-		}
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-			return "", err
-		}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	if err := WriteJSONL(&b, records); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, RecordsFile), b.Bytes(), 0o644); err != nil {
+		return "", err
 	}
 	table := Table(records)
 	return table, os.WriteFile(filepath.Join(dir, TableFile), []byte(table), 0o644)
+}
+
+// ReadDir reads the memory records of results directory dir.
+func ReadDir(dir string) ([]Record, error) {
+	path := filepath.Join(dir, RecordsFile)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	records, err := ReadJSONL(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return records, nil
+}
+
+// Reanalyze is the table of results directory dir's memory records; it
+// writes nothing.
+func Reanalyze(dir string) (string, error) {
+	records, err := ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	return Table(records), nil
+}
+
+// Mark returns records, each of a scene that did not pass (or has no
+// verdict) marked with why, as the samples are: verdicts maps a scene to
+// "" (passed) or the reason. A nil map marks nothing.
+func Mark(records []Record, verdicts map[string]string) []Record {
+	if verdicts == nil {
+		return records
+	}
+	for i := range records {
+		why, ok := verdicts[records[i].Scene]
+		if !ok {
+			why = sample.NoResult
+		}
+		records[i].Failed = why
+	}
+	return records
 }

@@ -140,9 +140,20 @@ func medianRange(v []float64) string {
 // which kmalloc bucket netlink_sock is in.
 func Table(records []Record) string {
 	var b strings.Builder
-	if len(records) == 0 {
-		return "no memory records\n"
+	var kept, left []Record
+	for _, r := range records {
+		if r.Failed == "" {
+			kept = append(kept, r)
+		} else {
+			left = append(left, r)
+		}
 	}
+	if len(kept) == 0 {
+		b.WriteString("no memory records of a scene that passed\n")
+		writeLeftOut(&b, left)
+		return b.String()
+	}
+	records = kept
 	methods := map[string]bool{}
 	for _, r := range records {
 		methods[r.Method] = true
@@ -177,7 +188,29 @@ func Table(records []Record) string {
 			writeBucket(&b, gs)
 		}
 	}
+	writeLeftOut(&b, left)
 	return b.String()
+}
+
+// writeLeftOut says which records the table leaves out, and why: their
+// scene did not pass.
+func writeLeftOut(b *strings.Builder, left []Record) {
+	if len(left) == 0 {
+		return
+	}
+	count := map[string]int{}
+	var keys []string
+	for _, r := range left {
+		k := fmt.Sprintf("%s %s %s (boot %d): %s", r.Scene, r.Machine, r.State, r.Boot, r.Failed)
+		if count[k] == 0 {
+			keys = append(keys, k)
+		}
+		count[k]++
+	}
+	fmt.Fprintf(b, "\nLeft out, their scene did not pass (%d rounds):\n", len(left))
+	for _, k := range keys {
+		fmt.Fprintf(b, "  %d x %s\n", count[k], k)
+	}
 }
 
 func methodNames(m map[string]bool) []string {

@@ -69,9 +69,16 @@ func TestWriteDirRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := WriteDir(dir, nil)
+	before, err := os.Stat(filepath.Join(dir, TableFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Reanalyze(dir)
 	if err != nil || again != table {
 		t.Errorf("re-analysis differs (%v):\n%s\nvs\n%s", err, again, table)
+	}
+	if after, err := os.Stat(filepath.Join(dir, TableFile)); err != nil || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("Reanalyze wrote %s", TableFile)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, TableFile)); err != nil || string(b) != table {
 		t.Errorf("%s: %v", TableFile, err)
@@ -88,5 +95,31 @@ func TestWriteDirRoundTrip(t *testing.T) {
 	tap := "# # " + Line(records()[0]) + "\nok 1 x\n# memory: {broken\n"
 	if got, err := ReadTAP(strings.NewReader(tap)); err == nil || len(got) != 1 {
 		t.Errorf("ReadTAP: %d records, %v; want 1 and an error for the broken line", len(got), err)
+	}
+}
+
+// A record of a scene that did not pass is kept in the file and left out
+// of the table, which says so; a scene without a verdict counts as one
+// that did not pass.
+func TestMarkLeavesFailedScenesOut(t *testing.T) {
+	marked := Mark(records(), map[string]string{"M1": "", "M2": "not ok: kernel report during the case: WARNING"})
+	got := Table(marked)
+	if strings.Contains(got, "M2: N =") || !strings.Contains(got, "M1: N =") {
+		t.Errorf("M2 (failed) is in the table or M1 (passed) is not:\n%s", got)
+	}
+	for _, want := range []string{
+		"Left out, their scene did not pass (9 rounds):",
+		"  3 x M2 m U (boot 0): not ok: kernel report during the case: WARNING",
+	} {
+		if !strings.Contains(got, want+"\n") {
+			t.Errorf("table lacks %q:\n%s", want, got)
+		}
+	}
+	none := Table(Mark(records(), map[string]string{}))
+	if !strings.HasPrefix(none, "no memory records of a scene that passed\n") || !strings.Contains(none, "no result line") {
+		t.Errorf("no verdicts at all:\n%s", none)
+	}
+	if unmarked := Mark(records(), nil); unmarked[0].Failed != "" {
+		t.Errorf("a nil verdict map marked %q", unmarked[0].Failed)
 	}
 }
