@@ -183,6 +183,7 @@ func Table(records []Record) string {
 				medianRange(g.values(func(r Record) int64 { return r.SlabBytes })),
 				medianRange(g.values(func(r Record) int64 { return -r.MemFree })))
 		}
+		writeTotalDiff(&b, gs)
 		writeCaches(&b, gs)
 		if isSocketScene(gs) {
 			writeBucket(&b, gs)
@@ -246,8 +247,9 @@ func objectName(scene string, gs []*group) string {
 }
 
 // writeCaches prints, per machine, each cache's change in objects per
-// object in each state, and P0-U in bytes, for every cache that moved by
-// at least 0.01 objects per object somewhere.
+// object in each state, and P-U in bytes (P: the P0 and P1 rounds
+// together, since both modes keep the same structures), for every cache
+// that moved by at least 0.01 objects per object somewhere.
 func writeCaches(b *strings.Builder, gs []*group) {
 	var machines []string
 	byMachine := map[string][]*group{}
@@ -285,16 +287,30 @@ func writeCaches(b *strings.Builder, gs []*group) {
 			return list[i] < list[j]
 		})
 		fmt.Fprintf(b, "  %s, per cache: objects per object", m)
-		u, p := stateIndex(mg, "U"), stateIndex(mg, "P0")
-		if u >= 0 && p >= 0 {
-			fmt.Fprintf(b, "; P0-U in bytes per object")
+		u := stateIndex(mg, "U")
+		var pooled *group
+		for _, g := range mg {
+			if g.state == "P0" || g.state == "P1" {
+				if pooled == nil {
+					pooled = &group{}
+				}
+				pooled.records = append(pooled.records, g.records...)
+			}
+		}
+		var pObjs map[string]float64
+		if pooled != nil {
+			pObjs = pooled.cacheObjects()
+		}
+		diff := u >= 0 && pooled != nil
+		if diff {
+			fmt.Fprintf(b, "; P-U in bytes per object (P0 and P1 rounds together)")
 		}
 		fmt.Fprintf(b, "\n    %-22s %6s", "cache", "size")
 		for _, g := range mg {
 			fmt.Fprintf(b, " %8s", g.state)
 		}
-		if u >= 0 && p >= 0 {
-			fmt.Fprintf(b, " %9s", "P0-U B")
+		if diff {
+			fmt.Fprintf(b, " %9s", "P-U B")
 		}
 		b.WriteString("\n")
 		for _, n := range list {
@@ -302,11 +318,41 @@ func writeCaches(b *strings.Builder, gs []*group) {
 			for i := range mg {
 				fmt.Fprintf(b, " %8.3f", objs[i][n])
 			}
-			if u >= 0 && p >= 0 {
-				fmt.Fprintf(b, " %+9.1f", (objs[p][n]-objs[u][n])*float64(sizes[n]))
+			if diff {
+				fmt.Fprintf(b, " %+9.1f", (pObjs[n]-objs[u][n])*float64(sizes[n]))
 			}
 			b.WriteString("\n")
 		}
+	}
+}
+
+// writeTotalDiff prints, per machine with U and P rounds, P-U of the
+// objects in use per object (medians; P: the P0 and P1 rounds together).
+func writeTotalDiff(b *strings.Builder, gs []*group) {
+	u := map[string]*group{}
+	p := map[string]*group{}
+	var machines []string
+	for _, g := range gs {
+		if u[g.machine] == nil && p[g.machine] == nil {
+			machines = append(machines, g.machine)
+		}
+		switch g.state {
+		case "U":
+			u[g.machine] = g
+		case "P0", "P1":
+			if p[g.machine] == nil {
+				p[g.machine] = &group{}
+			}
+			p[g.machine].records = append(p[g.machine].records, g.records...)
+		}
+	}
+	objects := func(r Record) int64 { return r.ObjectBytes }
+	for _, m := range machines {
+		if u[m] == nil || p[m] == nil {
+			continue
+		}
+		d := stats.Median(p[m].values(objects)) - stats.Median(u[m].values(objects))
+		fmt.Fprintf(b, "  %-10s %+8.1f B/obj of slab objects (P: the P0 and P1 rounds together)\n", m+" P-U", d)
 	}
 }
 

@@ -47,6 +47,7 @@ func TestTable(t *testing.T) {
 		"M2: N = 1000 (network namespaces, each held by an open nsfs file)",
 		"    kmalloc-8                   8   14.000   15.000   15.000      +8.0",
 		"Counting: exact (a kernel booted with slub_debug=F",
+		"  m P-U       +1024.0 B/obj of slab objects (P: the P0 and P1 rounds together)",
 	} {
 		if !strings.Contains(got, want+"\n") && !strings.Contains(got, want) {
 			t.Errorf("table lacks %q:\n%s", want, got)
