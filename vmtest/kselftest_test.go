@@ -119,10 +119,7 @@ func TestWriteInitramfsKselftest(t *testing.T) {
 			programs = append(programs, e.name)
 		}
 	}
-	for name, w := range map[string]struct {
-		mode uint32
-		data string
-	}{
+	checkEntries(t, byName, map[string]wantEntry{
 		"usr/bin/busybox":                           {0o100755, "BUSYBOX"},
 		"bin/sh":                                    {0o120777, "/usr/bin/busybox"},
 		"bin/run_kselftest.sh":                      {0o100755, ksftRunnerScript},
@@ -131,16 +128,7 @@ func TestWriteInitramfsKselftest(t *testing.T) {
 		"kselftest_install/netlink_mcast/settings":  {0o100755, "timeout=900\n"},
 		"kselftest_install/netlink_mcast/list-link": {0o120777, "kselftest-list.txt"},
 		"etc/nlmc-args":                             {0o100644, "-t\nnetlink_mcast:netlink_mcast_semantics\n"},
-	} {
-		e, ok := byName[name]
-		if !ok {
-			t.Errorf("missing %s", name)
-			continue
-		}
-		if e.mode != w.mode || e.data != w.data {
-			t.Errorf("%s: mode %o data %q; want mode %o data %q", name, e.mode, e.data, w.mode, w.data)
-		}
-	}
+	})
 	if len(programs) != 1 || programs[0] != "bin/run_kselftest.sh" {
 		t.Errorf("regular files in /bin (the init runs each): %q, want only the runner's script", programs)
 	}

@@ -3,8 +3,6 @@
 package kmem
 
 import (
-	"bytes"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -68,14 +66,7 @@ const (
 // WriteDir writes records (memory.jsonl) and their table to the results
 // directory dir, and returns the table.
 func WriteDir(dir string, records []Record) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	var b bytes.Buffer
-	if err := WriteJSONL(&b, records); err != nil {
-		return "", err
-	}
-	if err := os.WriteFile(filepath.Join(dir, RecordsFile), b.Bytes(), 0o644); err != nil {
+	if err := tapjson.WriteFile(filepath.Join(dir, RecordsFile), records); err != nil {
 		return "", err
 	}
 	table := Table(records)
@@ -84,17 +75,7 @@ func WriteDir(dir string, records []Record) (string, error) {
 
 // ReadDir reads the memory records of results directory dir.
 func ReadDir(dir string) ([]Record, error) {
-	path := filepath.Join(dir, RecordsFile)
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	records, err := ReadJSONL(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return records, nil
+	return tapjson.ReadFile[Record](filepath.Join(dir, RecordsFile))
 }
 
 // Reanalyze is the table of results directory dir's memory records; it

@@ -9,9 +9,12 @@ package tapjson
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -85,4 +88,30 @@ func ReadJSONL[T any](r io.Reader) ([]T, error) {
 		}
 		out = append(out, v)
 	}
+}
+
+// ReadFile reads the records a WriteFile wrote to path.
+func ReadFile[T any](path string) ([]T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out, err := ReadJSONL[T](f)
+	if err != nil {
+		return out, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}
+
+// WriteFile writes records to path, one per line, making its directory.
+func WriteFile[T any](path string, records []T) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if err := WriteJSONL(&b, records); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
 }
