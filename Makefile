@@ -17,8 +17,9 @@
 #   install INSTALL_PATH=..., clean, implemented below.
 #
 # Both modes also have `test` (the project's own Go tests),
-# `vmtest KERNEL=bzImage [APPEND=...] [PROGS=...] [VMTEST_FLAGS=...]` (boot a
-# kernel in QEMU and run the programs there) and `vng KERNEL=... [APPEND=...]
+# `vmtest KERNEL=IMAGE [APPEND=...] [PROGS=...] [VMTEST_FLAGS=...]` (boot an
+# x86 bzImage or an arm64 Image in QEMU and run the programs there, built
+# for the image's architecture) and `vng KERNEL=... [APPEND=...]
 # [VNG_PROG=...]` (the same under virtme-ng).
 #
 # Without a Go toolchain, kselftest mode runs binaries that are already built
@@ -88,10 +89,17 @@ NLMC_SRCS := $(shell find $(NLMC_DIR) -name '*.go' ! -name '*_test.go' 2>/dev/nu
 	$(NLMC_DIR)/go.mod $(NLMC_DIR)/go.sum
 
 NLMC_Q := $(if $(filter 1,$(V)),,@)
+# nlmc_go_build builds $@ with NLMC_GOENV; nlmc_go_build_for(GOARCH) for
+# another architecture than that.
 define nlmc_go_build
 	@echo "  GO      $(notdir $@)"
 	$(NLMC_Q)cd $(NLMC_DIR) && $(NLMC_GOENV) $(NLMC_GO) build $(NLMC_GOBUILD_FLAGS) \
 		-o $(abspath $@) $(nlmc_pkg_$(notdir $@))
+endef
+define nlmc_go_build_for
+	@echo "  GO      $(notdir $@) (GOARCH=$(1))"
+	$(NLMC_Q)cd $(NLMC_DIR) && $(filter-out GOARCH=%,$(NLMC_GOENV)) GOARCH=$(1) $(NLMC_GO) build \
+		$(NLMC_GOBUILD_FLAGS) -o $(abspath $@) $(nlmc_pkg_$(notdir $@))
 endef
 
 # --- which mode --------------------------------------------------------------
@@ -120,6 +128,7 @@ TEST_GEN_PROGS :=
 endif
 # config and settings are installed by lib.mk (its `wildcard config settings`).
 
+EXTRA_CLEAN += $(addprefix $(or $(OUTPUT),$(CURDIR))/vm-,amd64 arm64)
 include $(KSFT_DIR)/lib.mk
 
 NLMC_BINS = $(addprefix $(OUTPUT)/,$(NLMC_PROGS))
@@ -183,6 +192,7 @@ install: all
 
 clean:
 	rm -f $(NLMC_BINS) $(NLMC_EXT_BINS)
+	rm -rf $(addprefix $(OUTPUT)/vm-,amd64 arm64)
 
 .PHONY: all run_tests install clean
 endif
@@ -202,10 +212,30 @@ KERNEL ?=
 APPEND ?=
 VMTEST_FLAGS ?=
 PROGS ?=
-nlmc_vmtest_bins = $(addprefix $(OUTPUT)/,$(if $(PROGS),$(foreach p,$(PROGS),\
+# The programs for a VM are built for KERNEL's architecture, read from the
+# image's boot header as vmtest reads it: an arm64 Image (also gzip'd) has
+# "ARM\x64" at offset 0x38, anything else is taken for an x86 bzImage
+# (vmtest checks it, and names an image or program of the wrong kind).
+# When that is the architecture of the programs in $(OUTPUT) (the host's,
+# or ARCH='s), those are used; otherwise copies for it are built in
+# $(OUTPUT)/vm-GOARCH.
+nlmc_goarch_aarch64 := arm64
+nlmc_image_goarch = $(if $(filter 41524d64,$(shell gzip -dcf '$(1)' 2>/dev/null | \
+	od -An -tx1 -j56 -N4 | tr -d ' \n')),arm64,amd64)
+NLMC_VM_GOARCH = $(if $(KERNEL),$(call nlmc_image_goarch,$(KERNEL)))
+NLMC_BIN_GOARCH = $(or $(NLMC_GOARCH),$(GOARCH),$(nlmc_goarch_$(shell uname -m)))
+NLMC_VM_OUT = $(if $(filter $(NLMC_BIN_GOARCH),$(NLMC_VM_GOARCH)),$(OUTPUT),$(OUTPUT)/vm-$(NLMC_VM_GOARCH))
+ifneq ($(KERNEL),)
+ifneq ($(NLMC_VM_OUT),$(OUTPUT))
+$(NLMC_VM_OUT)/%: $(NLMC_SRCS) | nlmc-need-go
+	@mkdir -p $(@D)
+	$(call nlmc_go_build_for,$(NLMC_VM_GOARCH))
+endif
+endif
+nlmc_vmtest_bins = $(addprefix $(NLMC_VM_OUT)/,$(if $(PROGS),$(foreach p,$(PROGS),\
 	$(if $(filter netlink_mcast_%,$(p)),$(p),netlink_mcast_$(p))),$(NLMC_PROGS)))
 vmtest: nlmc-need-go $(nlmc_vmtest_bins)
-	@test -n "$(KERNEL)" || { echo "Error: set KERNEL=path/to/bzImage" >&2; exit 2; }
+	@test -n "$(KERNEL)" || { echo "Error: set KERNEL=path/to/bzImage or Image" >&2; exit 2; }
 	cd $(NLMC_DIR) && $(filter-out GOARCH=%,$(NLMC_GOENV)) $(NLMC_GO) run ./vmtest \
 		-kernel $(abspath $(KERNEL)) -append "$(APPEND)" $(VMTEST_FLAGS) $(nlmc_vmtest_bins)
 
@@ -220,15 +250,16 @@ STRESS_TIMEOUT ?= 1200
 stress: nlmc-need-go $(NLMC_STRESS_BIN)
 	$(NLMC_STRESS_BIN) $(STRESS_ARGS)
 
-vmtest-stress: nlmc-need-go $(NLMC_STRESS_BIN)
-	@test -n "$(KERNEL)" || { echo "Error: set KERNEL=path/to/bzImage" >&2; exit 2; }
+vmtest-stress: nlmc-need-go $(NLMC_VM_OUT)/netlink_mcast_stress
+	@test -n "$(KERNEL)" || { echo "Error: set KERNEL=path/to/bzImage or Image" >&2; exit 2; }
 	cd $(NLMC_DIR) && $(filter-out GOARCH=%,$(NLMC_GOENV)) $(NLMC_GO) run ./vmtest \
 		-kernel $(abspath $(KERNEL)) -append "nlmc.timeout=$(STRESS_TIMEOUT) $(APPEND)" \
 		-timeout $$(($(STRESS_TIMEOUT) + 120))s \
-		-args "$(STRESS_ARGS)" $(VMTEST_FLAGS) $(NLMC_STRESS_BIN)
+		-args "$(STRESS_ARGS)" $(VMTEST_FLAGS) $(NLMC_VM_OUT)/netlink_mcast_stress
 
 # Run netlink_mcast_bench's design in QEMU: boot pairs of KERNEL_U
-# (state U) and KERNEL_P (P0 and P1 alternating), collect the samples and
+# (state U) and KERNEL_P (P0 and P1 alternating; two x86 bzImages or two
+# arm64 Images, the bench built for them by vmbench), collect the samples and
 # write the results directory BENCH_OUT. BENCH_ARGS go to the bench in the
 # guest (e.g. -scene T1-n900-d0 -routes 660); BENCH_FLAGS to the
 # orchestrator (e.g. -icount -jobs 2 -boots 1 -rounds 2 -samples 3).

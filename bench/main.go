@@ -85,7 +85,7 @@ const minReps = 1000
 
 // register adds the program's own flags.
 func (f *flags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.scenes, "scene", "", "the scenes (cases) to run: all (the letter's twelve, the default), related (the related series' scenes), or scene names of either, comma-separated (a scene named twice runs once); -t picks among them")
+	fs.StringVar(&f.scenes, "scene", "", "the scenes (cases) to run: all (the letter's twelve, the default), related (the related series' scenes), memory (kernel memory per socket and per namespace), or scene names of any, comma-separated (a scene named twice runs once); -t picks among them")
 	fs.IntVar(&f.n, "n", -1, "override every chosen scene's N (foreign subscribers; C2: local candidates); -1: the scene's own")
 	fs.IntVar(&f.d, "d", -1, "override every chosen scene's D (foreign sockets per namespace, 0: one namespace); -1: the scene's own")
 	fs.IntVar(&f.routes, "routes", defaultRoutes, fmt.Sprintf("routes replaced per batch (at most %d: route i is 10.(i/256).(i%%256).0/24); another than the letter's names the scenes SCENE[routes=N]", maxRoutes))
@@ -175,12 +175,9 @@ func analyzeOnly(stdout io.Writer) (int, bool) {
 		return 0, false
 	}
 	opts := report.Options{Seed: f.seed, Reps: f.reps}
-	table, err := report.Reanalyze(f.analyze, opts)
+	table, err := reanalyzeResults(f.analyze, opts)
 	if err == nil && f.out != "" {
-		var samples []sample.Sample
-		if samples, err = report.ReadDir(f.analyze); err == nil {
-			_, err = report.WriteDir(f.out, samples, opts)
-		}
+		err = copyResults(f.analyze, f.out, opts)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", program, err)
@@ -232,7 +229,7 @@ func setUp(log func(format string, args ...any)) (func() error, error) {
 		}
 		run.mu.Lock()
 		defer run.mu.Unlock()
-		table, err := report.WriteDir(f.out, markSamples(run.all, run.verdicts), report.Options{Seed: f.seed, Reps: f.reps})
+		table, err := writeResults(f.out, markSamples(run.all, run.verdicts), run.verdicts, report.Options{Seed: f.seed, Reps: f.reps})
 		if err != nil {
 			return fmt.Errorf("results directory %s: %w", f.out, err)
 		}
@@ -283,6 +280,10 @@ func markSamples(all []sample.Sample, verdicts map[string]string) []sample.Sampl
 // runSceneCase measures one scene: every sample is a record of its own,
 // and kept for the results directory.
 func runSceneCase(t selftests.T, sc Scene) {
+	if sc.Kind == memSockets || sc.Kind == memNetns {
+		runMemoryCase(t, sc)
+		return
+	}
 	sw, _ := selftests.HeldSwitch()
 	emit := func(s sample.Sample) {
 		selftests.Record(t, "%s", sample.Line(s))

@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -121,9 +122,14 @@ func findScenes(list string) ([]Scene, error) {
 				add(s)
 			}
 			continue
+		case "memory":
+			for _, s := range memoryScenes {
+				add(s)
+			}
+			continue
 		}
 		found := false
-		for _, s := range append(scenes[:len(scenes):len(scenes)], related...) {
+		for _, s := range slices.Concat(scenes, related, memoryScenes) {
 			if s.Name == name {
 				add(s)
 				found = true

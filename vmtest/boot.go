@@ -20,9 +20,10 @@ import (
 func boot(ctx context.Context, o options, initrd, workDir string, stdout, stderr io.Writer) (bootOutcome, error) {
 	stderr = &lockedWriter{w: stderr} // the console and the TAP channel both report to it
 	outcome := bootOutcome{
-		timeout: o.timeout,
-		console: &consoleWatcher{diag: stderr, verbose: o.verbose},
-		tap:     &tapRelay{out: stdout, diag: stderr},
+		timeout:   o.timeout,
+		tapDevice: o.machine.tapDevice,
+		console:   &consoleWatcher{diag: stderr, verbose: o.verbose},
+		tap:       &tapRelay{out: stdout, diag: stderr},
 	}
 
 	// QEMU connects to this socket as it starts, before the guest runs.
@@ -36,7 +37,7 @@ func boot(ctx context.Context, o options, initrd, workDir string, stdout, stderr
 	ctx, cancel := context.WithTimeoutCause(ctx, o.timeout, errTimedOut)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, o.qemu, qemuArgs(qemuSetup{
-		accel: o.accel, memMiB: o.memMiB, cpus: o.cpus,
+		machine: o.machine, accel: o.accel, memMiB: o.memMiB, cpus: o.cpus,
 		kernel: o.kernel, initrd: initrd,
 		extraCmdline: strings.TrimSpace(o.guestParams() + " " + o.extraCmdline),
 		tapSocket:    tapSocket, icount: o.icount,
@@ -78,7 +79,7 @@ func boot(ctx context.Context, o options, initrd, workDir string, stdout, stderr
 	return outcome, nil
 }
 
-// relayTAP serves the one connection QEMU makes for the guest's ttyS1.
+// relayTAP serves the one connection QEMU makes for the guest's TAP channel.
 func relayTAP(listener net.Listener, relay *tapRelay) {
 	conn, err := listener.Accept()
 	if err != nil {

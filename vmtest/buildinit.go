@@ -19,9 +19,9 @@ const (
 	guestInitPackage = modulePath + "/vmtest/guestinit"
 )
 
-// buildGuestInit compiles the guest init into dir as a static x86-64
-// binary and returns its path.
-func buildGuestInit(ctx context.Context, dir string) (string, error) {
+// buildGuestInit compiles the guest init into dir as a static binary for
+// goarch and returns its path.
+func buildGuestInit(ctx context.Context, dir, goarch string) (string, error) {
 	root, err := findModuleRoot()
 	if err != nil {
 		return "", err
@@ -30,7 +30,7 @@ func buildGuestInit(ctx context.Context, dir string) (string, error) {
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", out, guestInitPackage)
 	cmd.Dir = root
 	// Static, with no dependency on the host's libc or architecture.
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goarch)
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
 	if err := cmd.Run(); err != nil {

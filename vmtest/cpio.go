@@ -14,6 +14,7 @@ const (
 	cpioTypeDir     = 0o040000
 	cpioTypeRegular = 0o100000
 	cpioTypeCharDev = 0o020000
+	cpioTypeSymlink = 0o120000
 )
 
 // cpioTrailer names the entry that ends every cpio archive.
@@ -51,6 +52,20 @@ func (c *cpioWriter) WriteDir(name string, perm fs.FileMode) error {
 // WriteCharDevice adds a character device node.
 func (c *cpioWriter) WriteCharDevice(name string, perm fs.FileMode, major, minor uint32) error {
 	return c.writeHeader(cpioHeader{name: name, mode: cpioTypeCharDev | permBits(perm), nlink: 1, rdevMajor: major, rdevMinor: minor})
+}
+
+// WriteSymlink adds a symbolic link to target (its data, in newc).
+func (c *cpioWriter) WriteSymlink(name, target string) error {
+	if target == "" {
+		return fmt.Errorf("cpio entry %q: empty symlink target", name)
+	}
+	if err := c.writeHeader(cpioHeader{name: name, mode: cpioTypeSymlink | 0o777, nlink: 1, size: int64(len(target))}); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(c, target); err != nil {
+		return fmt.Errorf("cpio entry %q: write target: %w", name, err)
+	}
+	return c.pad()
 }
 
 // WriteFile adds a regular file of exactly size bytes read from r.

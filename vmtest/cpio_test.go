@@ -78,6 +78,7 @@ func TestCPIOWriterRoundTrip(t *testing.T) {
 		cw.WriteFile("init", 0o755, 5, strings.NewReader("hello")),
 		cw.WriteFile("bin/a", 0o755, 0, strings.NewReader("")),
 		cw.WriteFile("etc/args", 0o644, 8, strings.NewReader("12345678")),
+		cw.WriteSymlink("bin/sh", "/usr/bin/busybox"),
 		cw.Close(),
 	}
 	for i, err := range steps {
@@ -97,6 +98,7 @@ func TestCPIOWriterRoundTrip(t *testing.T) {
 		{name: "init", ino: 4, mode: 0o100755, nlink: 1, data: "hello"},
 		{name: "bin/a", ino: 5, mode: 0o100755, nlink: 1},
 		{name: "etc/args", ino: 6, mode: 0o100644, nlink: 1, data: "12345678"},
+		{name: "bin/sh", ino: 7, mode: 0o120777, nlink: 1, data: "/usr/bin/busybox"},
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("entries:\n got %+v\nwant %+v", got, want)

@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 
 // Command vmtest runs the netlink multicast kselftests inside a QEMU guest,
-// so that a kernel can be tested from its bzImage alone: no root on the host
+// so that a kernel can be tested from its image alone: no root on the host
 // and no virtme-ng.
 //
 // Usage:
 //
-//	go run ./vmtest [flags] -kernel BZIMAGE BIN...
+//	go run ./vmtest [flags] -kernel IMAGE BIN...
 //
-// BIN... are static x86-64 test programs (in practice netlink_mcast_semantics
-// and netlink_mcast_switch). vmtest builds a gzip'd newc initramfs holding
-// them under /bin, plus /init built from ./vmtest/guestinit, boots it, and
+// IMAGE is an x86 bzImage or an arm64 Image (or Image.gz); its boot header
+// says which (package kimage), and that chooses QEMU, the machine and the
+// devices below. BIN... are static test programs for that architecture
+// (in practice netlink_mcast_semantics and netlink_mcast_switch; GOARCH=arm64
+// for an arm64 Image): a program of another architecture is refused before
+// the boot, with both named. vmtest builds a gzip'd newc initramfs holding
+// them under /bin, plus /init built from ./vmtest/guestinit for the image's
+// architecture, boots it, and
 // prints the guest's kselftest-runner TAP on stdout. The exit status is the
 // suites': 0 all passed, 1 something failed, 4 everything skipped. A boot
 // that goes wrong (kernel panic, timeout, /init never reached) exits 1 with
@@ -39,13 +44,20 @@
 // (WARN, lockdep) reach the console. The programs' output never goes to the
 // console, so a program printing "WARNING: ..." cannot pass for a report.
 //
-// # Serial ports
+// # Console and TAP channel
 //
-// Two serial ports keep the output apart: the kernel console goes to ttyS0
-// (QEMU's stdout; copied to stderr only with -v), while the guest init
-// writes the TAP to ttyS1, which QEMU connects to a unix socket of vmtest's.
-// Kernel messages therefore never land in the middle of a TAP line, even
-// when a debug kernel prints a splat during a test. Marker lines starting
+// Two devices keep the output apart: the kernel console goes to the first
+// serial port (QEMU's stdout; copied to stderr only with -v), while the
+// guest init writes the TAP to a second channel, which QEMU connects to a
+// unix socket of vmtest's. Kernel messages therefore never land in the
+// middle of a TAP line, even when a debug kernel prints a splat during a
+// test. On x86-64 (QEMU's pc machine, qemu-system-x86_64) the two are the
+// 8250 UARTs ttyS0 and ttyS1. On arm64 (the virt machine,
+// qemu-system-aarch64) the console is the PL011 UART ttyAMA0, and since
+// virt has no second UART the TAP channel is a virtio console port on
+// virtio-mmio, the guest's hvc0 (CONFIG_VIRTIO_MMIO, CONFIG_VIRTIO_CONSOLE).
+// The kernel command line tells the init which device it is
+// (nlmc.tap=/dev/hvc0). Power-off is ACPI on x86 and PSCI on arm64. Marker lines starting
 // "nlmc-vmtest: " (see package protocol) tell vmtest that /init started, the
 // taint mask and what status it ended with; they are taken out of the TAP.
 //
@@ -60,8 +72,10 @@
 // advances 1 ns per guest instruction (and jumps over idle time), so guest
 // timings count instructions and host load drops out. Guest time then runs
 // slower than wall-clock time while the guest is busy. -icount boots one CPU
-// unless -smp says otherwise: with QEMU 7.2 a 2-CPU guest hangs under it
-// while bringing up its second CPU.
+// unless -smp says otherwise: with QEMU 7.2 a 2-CPU x86 guest hangs under it
+// while bringing up its second CPU. An arm64 guest boots with two CPUs
+// under icount too (-icount -smp 2), but one CPU stays the default on both,
+// so that their figures compare.
 //
 // -netns starts every program in a network namespace of its own with lo up,
 // as run_kselftest.sh -n does, so no program runs in the initial namespace.
@@ -79,6 +93,21 @@
 // name, before the host kills QEMU. A long run such as the stress program's
 // three 60 s modes fits the defaults; give -prog-timeout when a program is
 // to run longer than 300 s.
+//
+// -kselftest DIR runs the kernel's own kselftest runner instead of BIN...:
+// DIR is an installed copy (make -C tools/testing/selftests TARGETS=...
+// install, cross-built for the image's architecture), packed as
+// /kselftest_install, and the guest's one program runs its run_kselftest.sh
+// with the -args (e.g. -args '-t netlink_mcast:netlink_mcast_semantics').
+// The runner's own TAP is then the program's output, one "# " deeper. The
+// runner is a shell script, so -busybox names a static busybox for the
+// image's architecture (Debian's busybox-static): /bin/sh and the runner's
+// tools. The init also gives every program the /dev/fd, /dev/stdin,
+// /dev/stdout and /dev/stderr links of a booted system (the runner writes
+// to /dev/stdout). busybox's timeout lacks the --foreground the 6.1 runner
+// gives /usr/bin/timeout, so none is installed there: the runner then runs
+// each test without a limit of its own, and the init's per-program limit
+// (-prog-timeout) bounds the whole runner.
 //
 // -append adds to the kernel command line (for example
 // sysctl.net.core.netlink_route_mc_index=1). Temporary files live in a

@@ -8,11 +8,14 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"nlmcast/vmtest/kimage"
 )
 
-// kernelEnv names a bzImage to boot in the end-to-end tests, for example
-// /work/shared/kernels/P.bzImage. Without it they skip: they need QEMU and
-// take a few seconds per boot under TCG.
+// kernelEnv names a kernel image to boot in the end-to-end tests, for
+// example /work/shared/kernels/P.bzImage or P-arm64.Image; the programs are
+// built for its architecture. Without it they skip: they need QEMU and take
+// a few seconds per boot under TCG.
 const kernelEnv = "NLMC_VMTEST_KERNEL"
 
 // fakeSuiteSource is a stand-in suite whose behaviour follows its file name:
@@ -63,9 +66,9 @@ func main() {
 `
 
 // fakeSuites builds the fake suite once and installs it under each name.
-func fakeSuites(t *testing.T, names ...string) map[string]string {
+func fakeSuites(t *testing.T, goarch string, names ...string) map[string]string {
 	t.Helper()
-	prog := buildStaticGoProgram(t, fakeSuiteSource)
+	prog := buildStaticGoProgram(t, goarch, fakeSuiteSource)
 	data, err := os.ReadFile(prog)
 	if err != nil {
 		t.Fatal(err)
@@ -82,11 +85,8 @@ func fakeSuites(t *testing.T, names ...string) map[string]string {
 }
 
 func TestBootEndToEnd(t *testing.T) {
-	kernel := os.Getenv(kernelEnv)
-	if kernel == "" {
-		t.Skipf("set %s to a bzImage to boot the guest", kernelEnv)
-	}
-	bins := fakeSuites(t, "a_pass", "b_skip", "c_fail", "d_hang")
+	kernel, goarch := bootKernel(t)
+	bins := fakeSuites(t, goarch, "a_pass", "b_skip", "c_fail", "d_hang")
 
 	tests := []struct {
 		name       string
@@ -134,7 +134,7 @@ func TestBootEndToEnd(t *testing.T) {
 		},
 		{
 			name:       "init exits and the kernel panics",
-			args:       []string{"-init", buildStaticGoProgram(t, "package main\nfunc main() {}\n"), bins["a_pass"]},
+			args:       []string{"-init", buildStaticGoProgram(t, goarch, "package main\nfunc main() {}\n"), bins["a_pass"]},
 			wantStatus: 1,
 			wantErr:    "guest kernel panicked: Kernel panic - not syncing: Attempted to kill init!",
 		},
@@ -186,14 +186,19 @@ func isTAPLine(line string) bool {
 	return false
 }
 
-// bootKernel returns the bzImage of kernelEnv, or skips.
-func bootKernel(t *testing.T) string {
+// bootKernel returns the image of kernelEnv and the GOARCH of its programs,
+// or skips.
+func bootKernel(t *testing.T) (kernel, goarch string) {
 	t.Helper()
-	kernel := os.Getenv(kernelEnv)
+	kernel = os.Getenv(kernelEnv)
 	if kernel == "" {
-		t.Skipf("set %s to a bzImage to boot the guest", kernelEnv)
+		t.Skipf("set %s to a kernel image to boot the guest", kernelEnv)
 	}
-	return kernel
+	arch, err := kimage.Detect(kernel)
+	if err != nil {
+		t.Fatalf("%s: %v", kernelEnv, err)
+	}
+	return kernel, arch.GOARCH
 }
 
 // vmRun is one vmtest run's outcome.
@@ -220,8 +225,8 @@ func runVM(t *testing.T, args ...string) vmRun {
 // green. The probe also checks, in the guest, that kmsg.Watcher saw on the
 // real /dev/kmsg exactly what it did.
 func TestKernelHealthEndToEnd(t *testing.T) {
-	kernel := bootKernel(t)
-	probe := buildModuleProgram(t, "./vmtest/internal/kmsgprobe", "probe")
+	kernel, goarch := bootKernel(t)
+	probe := buildModuleProgram(t, goarch, "./vmtest/internal/kmsgprobe", "probe")
 	tests := []struct {
 		mode       string
 		wantStatus int
@@ -266,8 +271,8 @@ func TestKernelHealthEndToEnd(t *testing.T) {
 
 // -netns starts every program in a network namespace other than pid 1's.
 func TestNetnsEndToEnd(t *testing.T) {
-	kernel := bootKernel(t)
-	probe := buildModuleProgram(t, "./vmtest/internal/kmsgprobe", "probe")
+	kernel, goarch := bootKernel(t)
+	probe := buildModuleProgram(t, goarch, "./vmtest/internal/kmsgprobe", "probe")
 	for _, netns := range []bool{true, false} {
 		args := []string{"-kernel", kernel, "-prog-args", "probe=-mode netns", probe}
 		want, wantStatus := "ok 1 selftests: netlink_mcast: probe", 0
@@ -288,8 +293,8 @@ func TestNetnsEndToEnd(t *testing.T) {
 // run_kselftest.sh -n does) as in the initial one: 6/6 where the kernel has
 // the switch, all skipped where it has not.
 func TestSwitchUnderNetnsEndToEnd(t *testing.T) {
-	kernel := bootKernel(t)
-	sw := buildModuleProgram(t, "./switchtest", "netlink_mcast_switch")
+	kernel, goarch := bootKernel(t)
+	sw := buildModuleProgram(t, goarch, "./switchtest", "netlink_mcast_switch")
 	plain := runVM(t, "-kernel", kernel, sw)
 	inNS := runVM(t, "-netns", "-kernel", kernel, sw)
 	if plain.status == 1 || inNS.status != plain.status {
@@ -313,11 +318,11 @@ var resultTiming = regexp.MustCompile(`( #)? time=\d+ms`)
 // one from a Settle case's teardown is that case's. vmtest also fails
 // every run on the console's evidence.
 func TestProgramKernelHealthEndToEnd(t *testing.T) {
-	kernel := bootKernel(t)
-	during := buildModuleProgram(t, "./selftests/internal/healthprobe", "healthprobe")
-	after := buildModuleProgram(t, "./selftests/internal/healthprobe", "healthprobe-after")
-	early := buildModuleProgram(t, "./selftests/internal/healthprobe", "healthprobe-early")
-	settle := buildModuleProgram(t, "./selftests/internal/healthprobe", "healthprobe-settle")
+	kernel, goarch := bootKernel(t)
+	during := buildModuleProgram(t, goarch, "./selftests/internal/healthprobe", "healthprobe")
+	after := buildModuleProgram(t, goarch, "./selftests/internal/healthprobe", "healthprobe-after")
+	early := buildModuleProgram(t, goarch, "./selftests/internal/healthprobe", "healthprobe-early")
+	settle := buildModuleProgram(t, goarch, "./selftests/internal/healthprobe", "healthprobe-settle")
 	tests := []struct {
 		prog string
 		want []string

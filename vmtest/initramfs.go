@@ -24,6 +24,8 @@ type initramfsContents struct {
 	bins      []string            // host paths of the test programs, packed into /bin
 	suiteArgs []string            // written to protocol.ArgsFile
 	progArgs  map[string][]string // written to protocol.ProgArgsDir/NAME
+	ksftDir   string              // an installed kselftest copy, with its runner as the program
+	busybox   string              // the runner's shell and tools
 }
 
 // guestDirs are created empty; the init mounts /proc, /sys, /dev and /tmp.
@@ -81,6 +83,11 @@ func writeRootfs(cw *cpioWriter, c initramfsContents) error {
 	}
 	for _, bin := range c.bins {
 		if err := addHostFile(cw, "bin/"+filepath.Base(bin), bin); err != nil {
+			return err
+		}
+	}
+	if c.ksftDir != "" {
+		if err := addKselftest(cw, c.ksftDir, c.busybox); err != nil {
 			return err
 		}
 	}

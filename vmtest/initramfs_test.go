@@ -46,10 +46,7 @@ func TestWriteInitramfs(t *testing.T) {
 	for _, e := range readNewc(t, archive) {
 		byName[e.name] = e
 	}
-	want := map[string]struct {
-		mode uint32
-		data string
-	}{
+	want := map[string]wantEntry{
 		"bin":                                  {0o040755, ""},
 		"dev":                                  {0o040755, ""},
 		"etc":                                  {0o040755, ""},
@@ -66,6 +63,21 @@ func TestWriteInitramfs(t *testing.T) {
 	if len(byName) != len(want) {
 		t.Errorf("archive has %d entries, want %d: %v", len(byName), len(want), byName)
 	}
+	checkEntries(t, byName, want)
+	if c := byName["dev/console"]; c.rdevMajor != 5 || c.rdevMinor != 1 {
+		t.Errorf("dev/console is device %d:%d, want 5:1", c.rdevMajor, c.rdevMinor)
+	}
+}
+
+// wantEntry is what an archive entry must be.
+type wantEntry struct {
+	mode uint32
+	data string
+}
+
+// checkEntries checks that each entry of want is in the archive as wanted.
+func checkEntries(t *testing.T, byName map[string]cpioEntry, want map[string]wantEntry) {
+	t.Helper()
 	for name, w := range want {
 		e, ok := byName[name]
 		if !ok {
@@ -75,8 +87,5 @@ func TestWriteInitramfs(t *testing.T) {
 		if e.mode != w.mode || e.data != w.data {
 			t.Errorf("%s: mode %o data %q; want mode %o data %q", name, e.mode, e.data, w.mode, w.data)
 		}
-	}
-	if c := byName["dev/console"]; c.rdevMajor != 5 || c.rdevMinor != 1 {
-		t.Errorf("dev/console is device %d:%d, want 5:1", c.rdevMajor, c.rdevMinor)
 	}
 }

@@ -61,12 +61,13 @@ func runInVM(ctx context.Context, o options, stdout, stderr io.Writer) (int, err
 
 	initPath := o.initPath
 	if initPath == "" {
-		if initPath, err = buildGuestInit(ctx, workDir); err != nil {
+		if initPath, err = buildGuestInit(ctx, workDir, o.arch.GOARCH); err != nil {
 			return 1, err
 		}
 	}
 	initrd := filepath.Join(workDir, "initramfs.cpio.gz")
-	if err := writeInitramfs(initrd, initramfsContents{init: initPath, bins: o.bins, suiteArgs: o.suiteArgs, progArgs: o.progArgs}); err != nil {
+	if err := writeInitramfs(initrd, initramfsContents{init: initPath, bins: o.bins, suiteArgs: o.suiteArgs, progArgs: o.progArgs,
+		ksftDir: o.ksftDir, busybox: o.busybox}); err != nil {
 		return 1, err
 	}
 

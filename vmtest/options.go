@@ -17,12 +17,17 @@ import (
 	"time"
 
 	"nlmcast/vmtest/internal/protocol"
+	"nlmcast/vmtest/kimage"
 )
 
 // options are the command's flags and arguments, checked.
 type options struct {
 	kernel       string
+	arch         kimage.Arch // of the kernel, from its boot header
+	machine      machine     // how QEMU boots that architecture
 	bins         []string
+	ksftDir      string // -kselftest: an installed kselftest copy, run by its runner
+	busybox      string // -busybox: the shell and tools for that runner
 	initPath     string // prebuilt guest init; empty means build it
 	extraCmdline string
 	suiteArgs    []string            // for every program
@@ -34,7 +39,7 @@ type options struct {
 	accel        string // resolved: accelTCG or accelKVM
 	memMiB       int
 	cpus         int
-	qemu         string
+	qemu         string // resolved: -qemu, or the machine's
 	verbose      bool
 }
 
@@ -63,12 +68,13 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("vmtest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: go run ./vmtest [flags] -kernel BZIMAGE BIN...")
-		fmt.Fprintln(stderr, "Boots BZIMAGE in QEMU with the static test programs BIN... and prints their kselftest TAP.")
+		fmt.Fprintln(stderr, "usage: go run ./vmtest [flags] -kernel IMAGE BIN...")
+		fmt.Fprintln(stderr, "Boots IMAGE (an x86 bzImage or an arm64 Image) in QEMU with the static test programs BIN...")
+		fmt.Fprintln(stderr, "(built for the image's architecture) and prints their kselftest TAP.")
 		fmt.Fprintln(stderr, "Exit status: 0 all passed, 1 a failure (or a broken boot), 4 all skipped.")
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&o.kernel, "kernel", "", "kernel `bzImage` to boot (required)")
+	fs.StringVar(&o.kernel, "kernel", "", "kernel `image` to boot: an x86 bzImage or an arm64 Image (required); its header chooses QEMU, machine and console")
 	fs.StringVar(&o.extraCmdline, "append", "", "extra kernel command line, e.g. sysctl.net.core.netlink_route_mc_index=1 or nlmc.timeout=SECONDS")
 	fs.StringVar(&rawArgs, "args", "", "arguments for every test program, split like a shell does (quotes, no expansion)")
 	fs.Var(&rawProgArgs, "prog-args", "`NAME=ARGS`: more arguments for the program NAME only, after -args (repeatable), e.g. 'netlink_mcast_stress=-duration 10s -mode fixed0'")
@@ -79,7 +85,9 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&accel, "accel", accelAuto, "accelerator: auto (= tcg, see doc), tcg or kvm")
 	fs.IntVar(&o.memMiB, "mem", 1024, "guest memory in MiB")
 	fs.IntVar(&o.cpus, "smp", 2, "guest CPUs (1 by default with -icount)")
-	fs.StringVar(&o.qemu, "qemu", "qemu-system-x86_64", "QEMU `binary`")
+	fs.StringVar(&o.qemu, "qemu", "", "QEMU `binary` (default: qemu-system-x86_64 or qemu-system-aarch64, after the image)")
+	fs.StringVar(&o.ksftDir, "kselftest", "", "instead of BIN...: run the kernel's kselftest runner (run_kselftest.sh, given -args) over this installed copy (`DIR`, from make -C tools/testing/selftests TARGETS=... install); needs -busybox")
+	fs.StringVar(&o.busybox, "busybox", "", "static busybox `binary` for the image's architecture: the shell and tools of the -kselftest runner (Debian: busybox-static)")
 	fs.StringVar(&o.initPath, "init", "", "prebuilt static guest init `binary` (default: build ./vmtest/guestinit)")
 	fs.BoolVar(&o.verbose, "v", false, "also copy the kernel console to stderr")
 	if err := fs.Parse(args); err != nil {
@@ -136,7 +144,11 @@ func autoTimeout(o options) time.Duration {
 			}
 		}
 	}
-	t := time.Duration(len(o.bins)) * per
+	programs := len(o.bins)
+	if o.ksftDir != "" {
+		programs = 1 // the runner, which the guest times as one program
+	}
+	t := time.Duration(programs) * per
 	if o.icount {
 		t *= icountSlowdown
 	}
@@ -194,8 +206,14 @@ func (o *options) check() error {
 	switch {
 	case o.kernel == "":
 		return fmt.Errorf("%w: -kernel is required", errUsage)
-	case len(o.bins) == 0:
+	case len(o.bins) == 0 && o.ksftDir == "":
 		return fmt.Errorf("%w: name at least one test program to run", errUsage)
+	case len(o.bins) > 0 && o.ksftDir != "":
+		return fmt.Errorf("%w: -kselftest runs the installed programs: name no BIN", errUsage)
+	case o.ksftDir != "" && o.busybox == "":
+		return fmt.Errorf("%w: -kselftest needs -busybox: the runner is a shell script, and the guest has no shell (Debian: busybox-static; for arm64 apt-get download busybox-static:arm64)", errUsage)
+	case o.busybox != "" && o.ksftDir == "":
+		return fmt.Errorf("%w: -busybox is for -kselftest", errUsage)
 	case o.progTimeout < 0 || o.progTimeout%time.Second != 0 || o.progTimeout > 0 && o.progTimeout < time.Second:
 		return fmt.Errorf("%w: -prog-timeout %v: want a positive whole number of seconds", errUsage, o.progTimeout)
 	case o.progTimeout > 0 && hasParam(o.extraCmdline, protocol.TimeoutParam):
@@ -210,12 +228,20 @@ func (o *options) check() error {
 	if _, err := os.Stat(o.kernel); err != nil {
 		return fmt.Errorf("-kernel: %w", err)
 	}
+	var err error
+	if o.arch, err = kimage.Detect(o.kernel); err != nil {
+		return fmt.Errorf("-kernel: %w", err)
+	}
+	o.machine = machines[o.arch.Name]
+	if o.qemu == "" {
+		o.qemu = o.machine.qemu
+	}
 	if _, err := exec.LookPath(o.qemu); err != nil {
-		return fmt.Errorf("QEMU not found (on Debian: apt-get install qemu-system-x86): %w", err)
+		return fmt.Errorf("QEMU for %s not found (on Debian: apt-get install %s): %w", o.arch.Name, o.machine.qemuPkg, err)
 	}
 	seen := map[string]string{}
 	for _, bin := range o.bins {
-		if err := checkGuestBinary(bin); err != nil {
+		if err := kimage.CheckProgram(bin, o.arch, o.kernel); err != nil {
 			return err
 		}
 		name := filepath.Base(bin)
@@ -225,8 +251,16 @@ func (o *options) check() error {
 		seen[name] = bin
 	}
 	if o.initPath != "" {
-		if err := checkGuestBinary(o.initPath); err != nil {
+		if err := kimage.CheckProgram(o.initPath, o.arch, o.kernel); err != nil {
 			return fmt.Errorf("-init: %w", err)
+		}
+	}
+	if o.ksftDir != "" {
+		if err := kimage.CheckProgram(o.busybox, o.arch, o.kernel); err != nil {
+			return fmt.Errorf("-busybox: %w", err)
+		}
+		if err := checkKselftestDir(o.ksftDir, o.arch, o.kernel); err != nil {
+			return err
 		}
 	}
 	return nil

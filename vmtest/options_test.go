@@ -43,11 +43,8 @@ func TestParseOptionsDefaultsAndChecks(t *testing.T) {
 	if err := os.WriteFile(qemu, nil, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	kernel := filepath.Join(t.TempDir(), "bzImage")
-	if err := os.WriteFile(kernel, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := buildStaticGoProgram(t, "package main\nfunc main() {}\n")
+	kernel := fakeImage(t, "amd64")
+	bin := buildStaticGoProgram(t, "amd64", "package main\nfunc main() {}\n")
 
 	o, err := parseOptions([]string{"-kernel", kernel, "-qemu", qemu, "-args", "-v 'a b'", bin}, io.Discard)
 	if err != nil {
@@ -118,5 +115,55 @@ func TestAutoTimeout(t *testing.T) {
 		if got := autoTimeout(tt.o); got != tt.want {
 			t.Errorf("autoTimeout(%+v) = %v, want %v", tt.o, got, tt.want)
 		}
+	}
+}
+
+// The image's header chooses the machine and QEMU, and a program built for
+// the other architecture is refused, naming both.
+func TestParseOptionsArchitecture(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds Go programs")
+	}
+	qemuDir := t.TempDir()
+	for _, name := range []string{"qemu-system-x86_64", "qemu-system-aarch64"} {
+		if err := os.WriteFile(filepath.Join(qemuDir, name), nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	amd64 := buildStaticGoProgram(t, "amd64", "package main\nfunc main() {}\n")
+	arm64 := buildStaticGoProgram(t, "arm64", "package main\nfunc main() {}\n")
+	t.Setenv("PATH", qemuDir)
+	image := fakeImage(t, "arm64")
+
+	o, err := parseOptions([]string{"-kernel", image, arm64}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.arch.GOARCH != "arm64" || o.qemu != "qemu-system-aarch64" || o.machine.console != "ttyAMA0" || o.machine.tapDevice != "/dev/hvc0" {
+		t.Errorf("arm64 Image: arch %+v qemu %s machine %+v", o.arch, o.qemu, o.machine)
+	}
+	_, err = parseOptions([]string{"-kernel", image, amd64}, io.Discard)
+	if want := amd64 + " is an x86-64 ELF, the kernel Image is arm64: build it with GOARCH=arm64"; err == nil || err.Error() != want {
+		t.Errorf("x86-64 program for an arm64 Image: %v\nwant %s", err, want)
+	}
+	_, err = parseOptions([]string{"-kernel", image, "-init", amd64, arm64}, io.Discard)
+	if err == nil || !strings.HasPrefix(err.Error(), "-init: ") || !strings.Contains(err.Error(), "is an x86-64 ELF") {
+		t.Errorf("x86-64 init for an arm64 Image: %v", err)
+	}
+	o, err = parseOptions([]string{"-kernel", fakeImage(t, "amd64"), amd64}, io.Discard)
+	if err != nil || o.qemu != "qemu-system-x86_64" || o.machine.console != "ttyS0" {
+		t.Errorf("bzImage: qemu %s machine %+v err %v", o.qemu, o.machine, err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	_, err = parseOptions([]string{"-kernel", image, arm64}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "QEMU for arm64 not found (on Debian: apt-get install qemu-system-arm)") {
+		t.Errorf("no qemu-system-aarch64: %v", err)
+	}
+	notImage := filepath.Join(t.TempDir(), "vmlinux.txt")
+	if err := os.WriteFile(notImage, []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parseOptions([]string{"-kernel", notImage, arm64}, io.Discard); err == nil || !strings.Contains(err.Error(), "not a kernel image") {
+		t.Errorf("a text file as -kernel: %v", err)
 	}
 }

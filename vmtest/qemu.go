@@ -7,17 +7,51 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"nlmcast/vmtest/internal/protocol"
+	"nlmcast/vmtest/kimage"
 )
 
-// baseKernelCmdline sends the console to the first serial port and makes a
-// panic end QEMU at once (panic=-1 reboots, -no-reboot turns that into an
-// exit). loglevel=7 lets every message but debug reach the console, which
-// vmtest scans for kernel reports: with "quiet" a WARNING or a lockdep
-// report (KERN_WARNING) or a kmemleak note (KERN_INFO) would not show.
-const baseKernelCmdline = "console=ttyS0 panic=-1 loglevel=7"
+// baseKernelCmdline makes a panic end QEMU at once (panic=-1 reboots,
+// -no-reboot turns that into an exit). loglevel=7 lets every message but
+// debug reach the console, which vmtest scans for kernel reports: with
+// "quiet" a WARNING or a lockdep report (KERN_WARNING) or a kmemleak note
+// (KERN_INFO) would not show. The console= comes first, from the machine.
+const baseKernelCmdline = "panic=-1 loglevel=7"
 
-// tapChardevID names the QEMU character device behind the guest's ttyS1.
+// tapChardevID names the QEMU character device behind the guest's TAP
+// channel.
 const tapChardevID = "nlmctap"
+
+// machine is how QEMU boots the kernels of one architecture with the kernel
+// console and the TAP channel on two separate devices.
+type machine struct {
+	qemu      string   // the QEMU binary
+	qemuPkg   string   // the Debian package that has it
+	board     []string // -M ..., when QEMU has no default machine for it
+	console   string   // the kernel console: QEMU's stdout (mon:stdio)
+	tapDevice string   // the guest's device for the TAP channel
+	// tapArgs wire the TAP channel to the chardev with tapChardevID.
+	tapArgs []string
+}
+
+// machines maps kimage.Arch.Name to its machine. x86-64: the pc machine's
+// two 8250 UARTs, ttyS0 and ttyS1, in the order of the -serial options.
+// arm64: the virt machine has one PL011 UART (ttyAMA0); the TAP goes to a
+// virtio console port on virtio-mmio, the guest's hvc0.
+var machines = map[string]machine{
+	kimage.X86_64.Name: {
+		qemu: "qemu-system-x86_64", qemuPkg: "qemu-system-x86",
+		console: "ttyS0", tapDevice: protocol.TAPDevice,
+		tapArgs: []string{"-serial", "chardev:" + tapChardevID},
+	},
+	kimage.ARM64.Name: {
+		qemu: "qemu-system-aarch64", qemuPkg: "qemu-system-arm",
+		board:   []string{"-M", "virt"},
+		console: "ttyAMA0", tapDevice: "/dev/hvc0",
+		tapArgs: []string{"-device", "virtio-serial-device", "-device", "virtconsole,chardev=" + tapChardevID},
+	},
+}
 
 // Accelerator choices for -accel.
 const (
@@ -47,21 +81,22 @@ func resolveAccel(choice string) (string, error) {
 
 // qemuSetup is what the QEMU command line is made of.
 type qemuSetup struct {
+	machine      machine
 	accel        string // accelTCG or accelKVM
 	memMiB       int
 	cpus         int
 	kernel       string
 	initrd       string
 	extraCmdline string
-	tapSocket    string // unix socket the host listens on for ttyS1
+	tapSocket    string // unix socket the host listens on for the TAP channel
 	icount       bool   // deterministic clock: 1 ns of guest time per instruction
 }
 
-// qemuArgs returns QEMU's arguments. The first serial port (ttyS0, the
-// kernel console) goes to QEMU's stdout through -nographic; the second
-// (ttyS1, the TAP channel) connects to the host's socket.
+// qemuArgs returns QEMU's arguments. The first serial port (the kernel
+// console) goes to QEMU's stdout through -nographic; the TAP channel
+// connects to the host's socket, and the guest init is told its device.
 func qemuArgs(s qemuSetup) []string {
-	args := []string{"-accel", s.accel}
+	args := append(append([]string(nil), s.machine.board...), "-accel", s.accel)
 	if s.accel == accelKVM {
 		args = append(args, "-cpu", "host")
 	} else {
@@ -73,11 +108,11 @@ func qemuArgs(s qemuSetup) []string {
 		// the instructions run.
 		args = append(args, "-icount", "shift=0,sleep=off")
 	}
-	cmdline := baseKernelCmdline
+	cmdline := "console=" + s.machine.console + " " + baseKernelCmdline + " " + protocol.TAPParam + "=" + s.machine.tapDevice
 	if extra := strings.TrimSpace(s.extraCmdline); extra != "" {
 		cmdline += " " + extra
 	}
-	return append(args,
+	return append(append(args,
 		"-m", strconv.Itoa(s.memMiB),
 		"-smp", strconv.Itoa(s.cpus),
 		"-nographic", "-no-reboot",
@@ -87,11 +122,10 @@ func qemuArgs(s qemuSetup) []string {
 		// The guest has no NIC driver; no NIC also skips the iPXE ROM's
 		// boot-time probe.
 		"-nic", "none",
-		// Listed in this order, the serial ports become ttyS0 and ttyS1.
+		// Listed first, this serial port is the console's (ttyS0, ttyAMA0).
 		"-serial", "mon:stdio",
 		"-chardev", "socket,id="+tapChardevID+",path="+qemuOptionValue(s.tapSocket),
-		"-serial", "chardev:"+tapChardevID,
-	)
+	), s.machine.tapArgs...)
 }
 
 // qemuOptionValue escapes a value for QEMU's comma-separated option syntax.

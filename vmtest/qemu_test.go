@@ -20,7 +20,7 @@ func TestResolveAccel(t *testing.T) {
 
 func TestQEMUArgs(t *testing.T) {
 	got := qemuArgs(qemuSetup{
-		accel: accelTCG, memMiB: 1024, cpus: 2,
+		machine: machines["x86-64"], accel: accelTCG, memMiB: 1024, cpus: 2,
 		kernel: "/k/P.bzImage", initrd: "/tmp/x/initramfs.cpio.gz",
 		extraCmdline: " sysctl.net.core.netlink_route_mc_index=1 ",
 		tapSocket:    "/tmp/a,b/tap.sock",
@@ -29,7 +29,7 @@ func TestQEMUArgs(t *testing.T) {
 		"-accel", "tcg", "-cpu", "max",
 		"-m", "1024", "-smp", "2", "-nographic", "-no-reboot",
 		"-kernel", "/k/P.bzImage", "-initrd", "/tmp/x/initramfs.cpio.gz",
-		"-append", "console=ttyS0 panic=-1 loglevel=7 sysctl.net.core.netlink_route_mc_index=1",
+		"-append", "console=ttyS0 panic=-1 loglevel=7 nlmc.tap=/dev/ttyS1 sysctl.net.core.netlink_route_mc_index=1",
 		"-nic", "none",
 		"-serial", "mon:stdio",
 		"-chardev", "socket,id=nlmctap,path=/tmp/a,,b/tap.sock",
@@ -54,5 +54,28 @@ func TestQEMUArgsIcount(t *testing.T) {
 	}
 	if slices.Contains(qemuArgs(qemuSetup{accel: accelTCG}), "-icount") {
 		t.Error("-icount without being asked for")
+	}
+}
+
+// arm64: the virt machine, its PL011 as the console and a virtio console
+// port as the TAP channel, which the guest init is told is hvc0.
+func TestQEMUArgsARM64(t *testing.T) {
+	got := qemuArgs(qemuSetup{
+		machine: machines["arm64"], accel: accelTCG, memMiB: 1024, cpus: 1, icount: true,
+		kernel: "/k/P-arm64.Image", initrd: "/tmp/x/initramfs.cpio.gz",
+		tapSocket: "/tmp/x/tap.sock",
+	})
+	want := []string{
+		"-M", "virt", "-accel", "tcg", "-cpu", "max", "-icount", "shift=0,sleep=off",
+		"-m", "1024", "-smp", "1", "-nographic", "-no-reboot",
+		"-kernel", "/k/P-arm64.Image", "-initrd", "/tmp/x/initramfs.cpio.gz",
+		"-append", "console=ttyAMA0 panic=-1 loglevel=7 nlmc.tap=/dev/hvc0",
+		"-nic", "none",
+		"-serial", "mon:stdio",
+		"-chardev", "socket,id=nlmctap,path=/tmp/x/tap.sock",
+		"-device", "virtio-serial-device", "-device", "virtconsole,chardev=nlmctap",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("qemuArgs:\n got %q\nwant %q", got, want)
 	}
 }

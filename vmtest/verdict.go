@@ -14,7 +14,6 @@ import (
 
 	"nlmcast/ktap"
 	"nlmcast/selftests/kmsg"
-	"nlmcast/vmtest/internal/protocol"
 )
 
 // errTimedOut is the cause of a boot stopped by the -timeout limit.
@@ -36,6 +35,7 @@ type bootOutcome struct {
 	qemuErr   error // QEMU's own failure when it ended by itself
 	duration  time.Duration
 	timeout   time.Duration
+	tapDevice string // the guest's device for the TAP channel
 	console   *consoleWatcher
 	tap       *tapRelay
 	reports   []kmsg.Report // see kernelReports
@@ -85,7 +85,7 @@ func verdict(o bootOutcome) (status int, problem string) {
 	case !o.console.initStarted && !o.tap.opened:
 		return ktap.ExitFail, "guest never reached /init (" + qemuEnd(o) + ")"
 	case !o.tap.opened:
-		return ktap.ExitFail, "guest /init started but could not open its TAP channel " + protocol.TAPDevice + " (" + qemuEnd(o) + ")"
+		return ktap.ExitFail, "guest /init started but could not open its TAP channel " + o.tapDevice + " (" + qemuEnd(o) + ")"
 	default:
 		return ktap.ExitFail, "guest /init stopped without reporting an exit status (" + qemuEnd(o) + ")"
 	}

@@ -15,6 +15,9 @@
 //	go run ./bench/vmbench -kernel-u U.bzImage -kernel-p P.bzImage [-boots 3]
 //	    [-rounds 3] [-samples 4] [-icount] [-args '-scene T1-n900-d0'] -out DIR
 //
+// The images are x86 bzImages or arm64 Images, both of one architecture:
+// the bench is built for theirs (vmtest chooses QEMU and the machine).
+//
 // -icount passes vmtest's -icount: QEMU counts guest time in instructions
 // (-icount shift=0,sleep=off), so the figures do not depend on host load.
 //
@@ -41,8 +44,10 @@ import (
 	"sync"
 	"time"
 
+	"nlmcast/bench/internal/kmem"
 	"nlmcast/bench/internal/report"
 	"nlmcast/bench/internal/sample"
+	"nlmcast/vmtest/kimage"
 )
 
 func main() { os.Exit(run(os.Args[1:])) }
@@ -51,7 +56,7 @@ type options struct {
 	kernelU, kernelP       string
 	boots, rounds, samples int
 	icount                 bool
-	args, out              string
+	args, out, appendArgs  string
 	timeout                time.Duration
 	smp, mem, jobs         int
 	firstBoot              int
@@ -60,17 +65,18 @@ type options struct {
 func run(argv []string) int {
 	var o options
 	fs := flag.NewFlagSet("vmbench", flag.ContinueOnError)
-	fs.StringVar(&o.kernelU, "kernel-u", "", "unpatched bzImage (state U); empty: no U boots")
-	fs.StringVar(&o.kernelP, "kernel-p", "", "patched bzImage (states P0, P1); empty: no P boots")
+	fs.StringVar(&o.kernelU, "kernel-u", "", "unpatched image (state U): an x86 bzImage or an arm64 Image; empty: no U boots")
+	fs.StringVar(&o.kernelP, "kernel-p", "", "patched image (states P0, P1), of the same architecture; empty: no P boots")
 	fs.IntVar(&o.boots, "boots", 3, "boot pairs")
 	fs.IntVar(&o.firstBoot, "first-boot", 0, "number of the first boot pair, to add pairs to an earlier run (merge the samples.jsonl files, then -analyze)")
 	fs.IntVar(&o.rounds, "rounds", 3, "rounds per state and boot")
 	fs.IntVar(&o.samples, "samples", 4, "samples per round (after a warm-up)")
 	fs.BoolVar(&o.icount, "icount", false, "deterministic mode: vmtest -icount, QEMU -icount shift=0,sleep=off (figures are instructions)")
 	fs.StringVar(&o.args, "args", "", "more netlink_mcast_bench arguments, e.g. '-scene T1-n900-d0 -routes 660'")
+	fs.StringVar(&o.appendArgs, "append", "", "more kernel command line for every boot, e.g. slub_debug=F for exact slab counts in the memory scenes")
 	fs.StringVar(&o.out, "out", "", "results directory (required)")
 	fs.DurationVar(&o.timeout, "timeout", 90*time.Minute, "limit for one boot")
-	fs.IntVar(&o.smp, "smp", 0, "guest CPUs (default 2; 1 with -icount, where 6.1 with 2 CPUs never reaches /init)")
+	fs.IntVar(&o.smp, "smp", 0, "guest CPUs (default 2; 1 with -icount, where x86 6.1 with 2 CPUs never reaches /init, and so that arm64 and x86 tables compare)")
 	fs.IntVar(&o.jobs, "jobs", 1, "boots run at once: only sensible with -icount, whose figures do not depend on host load")
 	fs.IntVar(&o.mem, "mem", 1024, "guest memory in MiB")
 	fs.SetOutput(os.Stderr)
@@ -106,15 +112,37 @@ func run(argv []string) int {
 	return status
 }
 
-// tools builds the guest program and vmtest into dir.
-func tools(dir string) (bench, vmtest string, err error) {
+// guestArch is the architecture of the images, which must agree: the one
+// bench binary runs on both.
+func guestArch(o options) (kimage.Arch, error) {
+	var arch kimage.Arch
+	var first string
+	for _, k := range []string{o.kernelU, o.kernelP} {
+		if k == "" {
+			continue
+		}
+		a, err := kimage.Detect(k)
+		if err != nil {
+			return arch, err
+		}
+		if first != "" && a != arch {
+			return arch, fmt.Errorf("%s is %s but %s is %s: a boot pair needs two images of one architecture", first, arch.Name, k, a.Name)
+		}
+		arch, first = a, k
+	}
+	return arch, nil
+}
+
+// tools builds the guest program (for the images' architecture) and
+// vmtest (for the host) into dir.
+func tools(dir string, arch kimage.Arch) (bench, vmtest string, err error) {
 	bench = filepath.Join(dir, "netlink_mcast_bench")
 	vmtest = filepath.Join(dir, "vmtest")
 	for _, b := range []struct {
 		out, pkg string
 		env      []string
 	}{
-		{bench, "./bench", []string{"CGO_ENABLED=0"}},
+		{bench, "./bench", []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=" + arch.GOARCH}},
 		{vmtest, "./vmtest", nil},
 	} {
 		cmd := exec.Command("go", "build", "-trimpath", "-o", b.out, b.pkg)
@@ -161,13 +189,18 @@ func orchestrate(o options) (int, error) {
 		return 1, err
 	}
 	defer os.RemoveAll(work)
-	bench, vmtest, err := tools(work)
+	arch, err := guestArch(o)
+	if err != nil {
+		return 1, err
+	}
+	bench, vmtest, err := tools(work, arch)
 	if err != nil {
 		return 1, err
 	}
 	boots := plan(o)
 	type outcome struct {
 		samples []sample.Sample
+		memory  []kmem.Record
 		ok      bool
 		err     error
 	}
@@ -180,15 +213,15 @@ func orchestrate(o options) (int, error) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			got, ok, err := runBoot(o, b, bench, vmtest, "")
-			if err == nil && !ok && len(got) == 0 {
+			got, mem, ok, err := runBoot(o, b, bench, vmtest, "")
+			if err == nil && !ok && len(got)+len(mem) == 0 {
 				// The guest never ran the bench (under heavy host load
 				// a TCG guest has failed to open its TAP port): one
 				// more boot, kept apart in its own log.
 				fmt.Fprintf(os.Stderr, "vmbench: boot %d %s produced no sample: booting it again\n", b.index, b.kind)
-				got, ok, err = runBoot(o, b, bench, vmtest, "-retry")
+				got, mem, ok, err = runBoot(o, b, bench, vmtest, "-retry")
 			}
-			results[i] = outcome{got, ok, err}
+			results[i] = outcome{got, mem, ok, err}
 		}()
 	}
 	wg.Wait()
@@ -196,6 +229,7 @@ func orchestrate(o options) (int, error) {
 	// directory does not depend on timing.
 	status := 0
 	var all []sample.Sample
+	var memory []kmem.Record
 	for _, r := range results {
 		if r.err != nil {
 			return 1, r.err
@@ -204,23 +238,33 @@ func orchestrate(o options) (int, error) {
 			status = 1
 		}
 		all = append(all, r.samples...)
+		memory = append(memory, r.memory...)
 	}
-	table, err := report.WriteDir(o.out, all, report.Options{Seed: report.DefaultSeed, Reps: report.DefaultReps})
-	if err != nil {
-		return 1, err
+	if len(all) > 0 || len(memory) == 0 {
+		table, err := report.WriteDir(o.out, all, report.Options{Seed: report.DefaultSeed, Reps: report.DefaultReps})
+		if err != nil {
+			return 1, err
+		}
+		fmt.Print(table)
 	}
-	fmt.Print(table)
+	if len(memory) > 0 {
+		table, err := kmem.WriteDir(o.out, memory)
+		if err != nil {
+			return 1, err
+		}
+		fmt.Print(table)
+	}
 	fmt.Printf("results in %s\n", o.out)
-	if len(all) == 0 {
+	if len(all)+len(memory) == 0 {
 		return 1, errors.New("no samples came back")
 	}
 	return status, nil
 }
 
 // runBoot boots b.kernel with the bench, keeps the TAP in the results
-// directory and returns the samples; ok is false when a scene failed or
-// the boot went wrong.
-func runBoot(o options, b boot, bench, vmtest, logSuffix string) ([]sample.Sample, bool, error) {
+// directory and returns the samples and the memory scenes' records; ok is
+// false when a scene failed or the boot went wrong.
+func runBoot(o options, b boot, bench, vmtest, logSuffix string) ([]sample.Sample, []kmem.Record, bool, error) {
 	image := filepath.Base(b.kernel)
 	benchArgs := fmt.Sprintf("-boot %d -rounds %d -samples %d -image %s", b.index, o.rounds, o.samples, image)
 	if o.icount {
@@ -229,7 +273,7 @@ func runBoot(o options, b boot, bench, vmtest, logSuffix string) ([]sample.Sampl
 	benchArgs += " " + o.args
 	args := []string{"-kernel", b.kernel, "-timeout", o.timeout.String(),
 		"-smp", fmt.Sprint(o.smp), "-mem", fmt.Sprint(o.mem),
-		"-append", fmt.Sprintf("nlmc.timeout=%d", int(o.timeout.Seconds())-30),
+		"-append", strings.TrimSpace(fmt.Sprintf("nlmc.timeout=%d %s", int(o.timeout.Seconds())-30, o.appendArgs)),
 		"-args", benchArgs}
 	if o.icount {
 		args = append(args, "-icount")
@@ -238,7 +282,7 @@ func runBoot(o options, b boot, bench, vmtest, logSuffix string) ([]sample.Sampl
 	logPath := filepath.Join(o.out, fmt.Sprintf("boot%d-%s%s.tap", b.index, b.kind, logSuffix))
 	logFile, err := os.Create(logPath)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	defer logFile.Close()
 	var tap bytes.Buffer
@@ -248,8 +292,36 @@ func runBoot(o options, b boot, bench, vmtest, logSuffix string) ([]sample.Sampl
 	start := time.Now()
 	runErr := cmd.Run()
 	fmt.Fprintf(os.Stderr, "vmbench: boot %d %s: done in %v (%v)\n", b.index, image, time.Since(start).Round(time.Second), runErr)
-	samples, ok, err := collect(&tap, b, os.Stderr)
-	return samples, ok && runErr == nil, err
+	samples, ok, err := collect(bytes.NewReader(tap.Bytes()), b, os.Stderr)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	memory, err := collectMemory(bytes.NewReader(tap.Bytes()), b)
+	return samples, memory, ok && runErr == nil, err
+}
+
+// collectMemory reads one boot's memory records, each marked with its
+// scene's result in that boot as the samples are.
+func collectMemory(tap io.Reader, b boot) ([]kmem.Record, error) {
+	data, err := io.ReadAll(tap)
+	if err != nil {
+		return nil, err
+	}
+	records, err := kmem.ReadTAP(bytes.NewReader(data))
+	if err != nil || len(records) == 0 {
+		return nil, err
+	}
+	t, err := sample.ReadTAP(bytes.NewReader(data), benchProgram)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range records {
+		if b.kind == "U" && r.State != "U" || b.kind == "P" && r.State == "U" {
+			return nil, fmt.Errorf("%s (-kernel-%s) measured state %s: is it the right image?",
+				b.kernel, strings.ToLower(b.kind), r.State)
+		}
+	}
+	return kmem.Mark(records, t.Results), nil
 }
 
 // bench is the guest program: its TAP names each result bench.SCENE.

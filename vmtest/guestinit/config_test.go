@@ -62,3 +62,17 @@ func TestListProgramsKeepsExecutablesInLexicalOrder(t *testing.T) {
 		t.Errorf("listPrograms = %q, %v; want %q", got, err, want)
 	}
 }
+
+func TestTAPDevice(t *testing.T) {
+	for cmdline, want := range map[string]string{
+		"console=ttyS0 panic=-1\n":                        "/dev/ttyS1",
+		"console=ttyAMA0 nlmc.tap=/dev/hvc0 loglevel=7\n": "/dev/hvc0",
+		"nlmc.tap=/dev/hvc0 nlmc.tap=/dev/ttyS2":          "/dev/ttyS2",
+		"nlmc.tap= quiet":                                 "/dev/ttyS1",
+		"nlmc.tapx=/dev/hvc0":                             "/dev/ttyS1",
+	} {
+		if got := tapDevice(cmdline); got != want {
+			t.Errorf("tapDevice(%q) = %q, want %q", cmdline, got, want)
+		}
+	}
+}

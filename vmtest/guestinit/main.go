@@ -5,7 +5,8 @@
 // way the kselftest runner does (each in a network namespace of its own when
 // the host asks, as run_kselftest.sh -n), writes the TAP, the kernel's taint
 // mask before and after the programs and a final status marker to the host
-// over a dedicated serial port, and powers the machine off.
+// over a dedicated channel (a serial port or virtio console that the host
+// names on the kernel command line), and powers the machine off.
 //
 // PID 1 must never exit, or the kernel panics and the host learns nothing
 // useful: every path, a Go panic included, ends in a power-off.
@@ -51,7 +52,12 @@ func (g *guest) run() {
 		g.fail(err)
 		return
 	}
-	tap, err := openTAPChannel()
+	cmdline, err := os.ReadFile("/proc/cmdline")
+	if err != nil {
+		g.fail(fmt.Errorf("read the kernel command line: %w", err))
+		return
+	}
+	tap, err := openTAPChannel(tapDevice(string(cmdline)))
 	if err != nil {
 		g.fail(err)
 		return

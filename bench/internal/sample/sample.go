@@ -9,11 +9,12 @@ package sample
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"regexp"
 	"strings"
+
+	"nlmcast/bench/internal/tapjson"
 )
 
 // Sample is one timed work unit.
@@ -64,30 +65,10 @@ const NoResult = "no result line: the run ended during the scene"
 const Prefix = "sample: "
 
 // Line is s as a TAP diagnostic line without the leading "# ".
-func Line(s Sample) string {
-	b, err := json.Marshal(s)
-	if err != nil {
-		panic(err) // only plain fields
-	}
-	return Prefix + string(b)
-}
+func Line(s Sample) string { return tapjson.Line(Prefix, s) }
 
 // parseLine returns the sample in a TAP line, if it holds one.
-func parseLine(line string) (Sample, bool, error) {
-	rest := strings.TrimSpace(line)
-	for strings.HasPrefix(rest, "#") {
-		rest = strings.TrimSpace(rest[1:])
-	}
-	js, ok := strings.CutPrefix(rest, Prefix)
-	if !ok {
-		return Sample{}, false, nil
-	}
-	var s Sample
-	if err := json.Unmarshal([]byte(js), &s); err != nil {
-		return Sample{}, true, fmt.Errorf("bad sample line %q: %w", line, err)
-	}
-	return s, true, nil
-}
+func parseLine(line string) (Sample, bool, error) { return tapjson.Parse[Sample](line, Prefix) }
 
 // TAP is what one run's TAP stream holds for the bench.
 type TAP struct {
@@ -187,29 +168,13 @@ func (t TAP) Marked() []Sample {
 }
 
 // WriteJSONL writes one sample per line.
-func WriteJSONL(w io.Writer, samples []Sample) error {
-	enc := json.NewEncoder(w)
-	for _, s := range samples {
-		if err := enc.Encode(s); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func WriteJSONL(w io.Writer, samples []Sample) error { return tapjson.WriteJSONL(w, samples) }
 
 // ReadJSONL reads samples.jsonl.
 func ReadJSONL(r io.Reader) ([]Sample, error) {
-	var out []Sample
-	dec := json.NewDecoder(r)
-	for {
-		var s Sample
-		err := dec.Decode(&s)
-		if err == io.EOF {
-			return out, nil
-		}
-		if err != nil {
-			return out, fmt.Errorf("samples line %d: %w", len(out)+1, err)
-		}
-		out = append(out, s)
+	out, err := tapjson.ReadJSONL[Sample](r)
+	if err != nil {
+		return out, fmt.Errorf("samples %w", err)
 	}
+	return out, nil
 }

@@ -28,10 +28,16 @@ const InitStarted = MarkerPrefix + "init started"
 // exitPrefix starts the last line the init writes: the overall status.
 const exitPrefix = MarkerPrefix + "exit="
 
-// TAPDevice is the guest's second serial port. The host wires it to a socket
+// TAPDevice is the guest's device for the TAP channel unless TAPParam names
+// another: an x86 guest's second serial port. The host wires it to a socket
 // of its own, so the TAP stream never shares a wire with kernel messages,
 // which would otherwise land in the middle of TAP lines.
 const TAPDevice = "/dev/ttyS1"
+
+// TAPParam is the kernel command line key that names the TAP channel's
+// device, as in "nlmc.tap=/dev/hvc0" (an arm64 guest's virtio console,
+// since QEMU's virt machine has one UART only).
+const TAPParam = "nlmc.tap"
 
 // ArgsFile holds the arguments for every suite binary, one per line. A file
 // in the initramfs survives spaces and quotes that the kernel command line
