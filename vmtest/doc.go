@@ -13,7 +13,7 @@
 // devices below. BIN... are static test programs for that architecture
 // (in practice netlink_mcast_semantics and netlink_mcast_switch; GOARCH=arm64
 // for an arm64 Image): a program of another architecture is refused before
-// the boot, with both named. vmtest builds a gzip'd newc initramfs holding
+// the boot, with both named. vmtest builds an uncompressed newc initramfs holding
 // them under /bin, plus /init built from ./vmtest/guestinit for the image's
 // architecture, boots it, and
 // prints the guest's kselftest-runner TAP on stdout. The exit status is the

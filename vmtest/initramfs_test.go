@@ -3,8 +3,6 @@
 package main
 
 import (
-	"compress/gzip"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -29,16 +27,7 @@ func TestWriteInitramfs(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatalf("initramfs is not gzip: %v", err)
-	}
-	archive, err := io.ReadAll(gz)
+	archive, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,7 @@ func runInVM(ctx context.Context, o options, stdout, stderr io.Writer) (int, err
 			return 1, err
 		}
 	}
-	initrd := filepath.Join(workDir, "initramfs.cpio.gz")
+	initrd := filepath.Join(workDir, "initramfs.cpio")
 	if err := writeInitramfs(initrd, initramfsContents{init: initPath, bins: o.bins, suiteArgs: o.suiteArgs, progArgs: o.progArgs,
 		ksftDir: o.ksftDir, busybox: o.busybox}); err != nil {
 		return 1, err
