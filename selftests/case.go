@@ -58,6 +58,10 @@ type Case struct {
 	// is blamed on every case that was running when it was read, and says
 	// which ran beside it. "" runs the case by itself.
 	Group string
+	// Slow says the case spends most of its time waiting for the kernel
+	// (a namespace's teardown): in its Group it starts first, so that the
+	// others use the CPUs while it waits. Results stay in table order.
+	Slow bool
 	// RequireKernelLog says the case's verdict rests on the kernel's own
 	// reports (a stress mode exists to make them): where the kernel log
 	// cannot be read, a case that passed every other check is a SKIP

@@ -97,7 +97,11 @@ func watchKernel(program string) *health {
 		h.polling.Add(1)
 		go h.pollEvery(pollInterval)
 	}
-	if w, err := nsdeath.New(); err != nil {
+	newWitness := nsdeath.New
+	if ns := probed.Swap(nil); ns != nil {
+		newWitness = func() (*nsdeath.Witness, error) { return nsdeath.In(ns) }
+	}
+	if w, err := newWitness(); err != nil {
 		h.unwatched = strings.TrimPrefix(h.unwatched+"; ", "; ") + fmt.Sprintf("namespace teardown not waited for: %v", err)
 	} else {
 		h.witness = w

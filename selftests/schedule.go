@@ -4,6 +4,7 @@ package selftests
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"nlmcast/ktap"
@@ -38,8 +39,8 @@ func runCases(s Suite, cases []Case, w *ktap.Writer, opt options, h *health) {
 		}
 		if j-i == 1 {
 			runAlone(s, cases[i], w, opt, h)
-		} else if n := runGroup(s, cases[i:j], w, opt, h); n < j-i {
-			w.Diag("%s: %s and the %d cases after it did not run", interruptedBy(), cases[i+n].Name, len(cases)-i-n-1)
+		} else if notRun := runGroup(s, cases[i:j], w, opt, h); len(notRun) > 0 {
+			w.Diag("%s: %s did not run, nor the %d cases after the group", interruptedBy(), strings.Join(notRun, ", "), len(cases)-j)
 			return
 		}
 		i = j
@@ -69,23 +70,33 @@ func runAlone(s Suite, c Case, w *ktap.Writer, opt options, h *health) {
 	printResult(s, c, w, h, &o)
 }
 
-// runGroup runs consecutive cases of one Group, opt.jobs at a time, in table
-// order, and prints each result once it and the ones before it are
-// known. The kernel log is read each time one ends: a report then is
-// blamed on every case of the group that was running. It returns how many
-// of the cases it started (fewer after a stop).
-func runGroup(s Suite, cases []Case, w *ktap.Writer, opt options, h *health) int {
+// runGroup runs consecutive cases of one Group, opt.jobs at a time, and
+// prints each result in table order once it and the ones before it are
+// known. Cases marked Slow start first, so that the others run while they
+// wait. The kernel log is read each time one ends: a report then is
+// blamed on every case of the group that was running. It returns the
+// names of the cases a stop kept from starting.
+func runGroup(s Suite, cases []Case, w *ktap.Writer, opt options, h *health) (notRun []string) {
 	group := "group " + cases[0].Group
 	current.Store(group)
+	order := make([]int, 0, len(cases))
+	for _, slow := range []bool{true, false} {
+		for k, c := range cases {
+			if c.Slow == slow {
+				order = append(order, k)
+			}
+		}
+	}
 	outs := make([]outcome, len(cases))
+	started := make([]bool, len(cases))
 	ended := make(chan int)
 	running := map[int]bool{}
 	starts := make([]time.Time, len(cases))
-	next, printed, started := 0, 0, 0
+	next, printed := 0, 0
 	for printed < len(cases) {
-		for len(running) < opt.jobs && next < len(cases) && !Interrupted() {
-			k := next
-			running[k] = true
+		for len(running) < opt.jobs && next < len(order) && !Interrupted() {
+			k := order[next]
+			running[k], started[k] = true, true
 			starts[k] = time.Now()
 			go func() {
 				o := &outs[k]
@@ -93,31 +104,34 @@ func runGroup(s Suite, cases []Case, w *ktap.Writer, opt options, h *health) int
 				ended <- k
 			}()
 			next++
-			started++
 		}
-		if len(running) == 0 {
-			break // stopped before the rest started
-		}
-		k := <-ended
-		delete(running, k)
-		outs[k].elapsed = time.Since(starts[k])
-		outs[k].done = true
-		if reps := h.reports(w); len(reps) > 0 {
-			blamed := []int{k}
-			for r := range running {
-				blamed = append(blamed, r)
-			}
-			for _, b := range blamed {
-				outs[b].reports = append(outs[b].reports, reps...)
-				for _, other := range blamed {
-					if other != b {
-						outs[b].beside = append(outs[b].beside, cases[other].Name)
+		if len(running) > 0 {
+			k := <-ended
+			delete(running, k)
+			outs[k].elapsed = time.Since(starts[k])
+			outs[k].done = true
+			if reps := h.reports(w); len(reps) > 0 {
+				blamed := []int{k}
+				for r := range running {
+					blamed = append(blamed, r)
+				}
+				for _, b := range blamed {
+					outs[b].reports = append(outs[b].reports, reps...)
+					for _, other := range blamed {
+						if other != b {
+							outs[b].beside = append(outs[b].beside, cases[other].Name)
+						}
 					}
 				}
 			}
 		}
-		for printed < started && outs[printed].done {
+		for printed < len(cases) && (outs[printed].done || !started[printed] && len(running) == 0 && (next == len(order) || Interrupted())) {
 			o := &outs[printed]
+			if !started[printed] {
+				notRun = append(notRun, cases[printed].Name)
+				printed++
+				continue
+			}
 			for _, l := range o.lines {
 				w.Diag("%s", l)
 			}
@@ -128,7 +142,7 @@ func runGroup(s Suite, cases []Case, w *ktap.Writer, opt options, h *health) int
 			printed++
 		}
 	}
-	return started
+	return notRun
 }
 
 // printResult judges a case's outcome against the kernel's health and prints

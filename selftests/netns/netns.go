@@ -46,6 +46,18 @@ func init() { runtime.LockOSThread() }
 
 // New creates an anonymous network namespace.
 func New(name string) (*NS, error) {
+	ns, err := NewUntold(name)
+	if err == nil {
+		if h := onCreate.Load(); h != nil {
+			(*h)(ns)
+		}
+	}
+	return ns, err
+}
+
+// NewUntold is New without telling OnCreate's function: for the
+// namespaces of the one that watches the others (a teardown witness).
+func NewUntold(name string) (*NS, error) {
 	var fd int
 	err := onLockedThread(func() error {
 		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
@@ -58,11 +70,7 @@ func New(name string) (*NS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("netns %s: %w", name, err)
 	}
-	ns := &NS{Name: name, fd: fd}
-	if h := onCreate.Load(); h != nil {
-		(*h)(ns)
-	}
-	return ns, nil
+	return &NS{Name: name, fd: fd}, nil
 }
 
 // onCreate is told of every namespace New makes.

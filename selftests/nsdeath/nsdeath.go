@@ -58,6 +58,14 @@ type Witness struct {
 	next      int32             // the id the next tracked namespace gets
 	failures  []failure         // tracking that failed, so Wait cannot be sure
 	forgotten map[string]bool   // owners not waited for any more
+	// spare is the next barrier probe, made ahead of time: making a
+	// namespace takes tens of milliseconds, dropping one almost none.
+	spare chan spareProbe
+}
+
+type spareProbe struct {
+	ns  *netns.NS
+	err error
 }
 
 // tracked is a namespace being waited for.
@@ -77,12 +85,26 @@ func New() (*Witness, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Witness{ns: ns, live: map[int32]tracked{}, byInode: map[uint64]int32{}, forgotten: map[string]bool{}}
+	return In(ns)
+}
+
+// In makes ns, a fresh namespace of nothing else, the witness namespace;
+// the Witness owns it from then on (Close closes it, also on error).
+func In(ns *netns.NS) (*Witness, error) {
+	w := &Witness{ns: ns, live: map[int32]tracked{}, byInode: map[uint64]int32{}, forgotten: map[string]bool{},
+		spare: make(chan spareProbe, 1)}
 	if err := w.open(); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("namespace teardown witness: %w", err)
 	}
+	go w.makeSpare()
 	return w, nil
+}
+
+// makeSpare makes the next barrier probe, untold: it is the witness's own.
+func (w *Witness) makeSpare() {
+	ns, err := netns.NewUntold("nsdeath-probe")
+	w.spare <- spareProbe{ns, err}
 }
 
 func (w *Witness) open() error {
@@ -108,6 +130,12 @@ func (w *Witness) open() error {
 
 // Close ends the witness; its namespace dies with its last handle.
 func (w *Witness) Close() {
+	if w.spare != nil {
+		if p := <-w.spare; p.ns != nil {
+			p.ns.Close()
+		}
+		w.spare = nil
+	}
 	if w.sub != nil {
 		w.sub.Close()
 	}
@@ -201,13 +229,14 @@ func (w *Witness) Wait(timeout time.Duration) error {
 	if err := w.drain(deadline); err != nil {
 		return err
 	}
-	// The barrier: one probe (see the package comment).
-	probe, err := netns.New("nsdeath-probe")
-	if err != nil {
-		return fmt.Errorf("namespace teardown barrier: %w", err)
+	// The barrier: one probe (see the package comment), made ahead.
+	p := <-w.spare
+	defer func() { go w.makeSpare() }()
+	if p.err != nil {
+		return fmt.Errorf("namespace teardown barrier: %w", p.err)
 	}
-	err = w.Track(probe, "")
-	probe.Close()
+	err := w.Track(p.ns, "")
+	p.ns.Close()
 	if err != nil {
 		return err
 	}

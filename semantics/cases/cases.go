@@ -16,7 +16,8 @@ import "nlmcast/selftests"
 // Group: its cases run concurrently. What the kernel shares between
 // namespaces, they allow for: tc builds its notifications when anyone,
 // in any namespace, listens to RTNLGRP_TC, and the tc cases assert only
-// what holds either way.
+// what holds either way. The cases that wait for namespaces to die are
+// Slow: they start first.
 var All = group(Group, []selftests.Case{
 	{Name: "local_subscriber_delivery", Run: localSubscriberDelivery},
 	{Name: "foreign_plain_subscriber_isolated", Run: foreignPlainSubscriberIsolated},
@@ -32,9 +33,9 @@ var All = group(Group, []selftests.Case{
 	{Name: "groups_above_32", Run: groupsAbove32},
 	{Name: "pktinfo_group_reporting", Run: pktinfoGroupReporting},
 	{Name: "socket_close_unsubscribes", Run: socketCloseUnsubscribes},
-	{Name: "device_move_between_netns", Run: deviceMoveBetweenNetns},
-	{Name: "netns_delete_while_subscribed", Run: netnsDeleteWhileSubscribed},
-	{Name: "netns_churn", Run: netnsChurn},
+	{Name: "device_move_between_netns", Run: deviceMoveBetweenNetns, Slow: true},
+	{Name: "netns_delete_while_subscribed", Run: netnsDeleteWhileSubscribed, Slow: true},
+	{Name: "netns_churn", Run: netnsChurn, Slow: true},
 	{Name: "overrun_enobufs", Run: overrunENOBUFS},
 	{Name: "nexthop_compat_mode_recipients", Run: nexthopCompatModeRecipients},
 	{Name: "tc_group_delivery", Run: tcGroupDelivery},
