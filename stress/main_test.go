@@ -90,34 +90,25 @@ func selfTest(t *testing.T, flag string) string {
 	return out
 }
 
-// A message a stable receiver's drainer threw away is a loss, named.
-func TestInjectedLossFails(t *testing.T) {
-	out := selfTest(t, "-inject-loss")
-	for _, want := range []string{"self-test: the drainer of local-plain", "local-plain", "lost: "} {
-		if !strings.Contains(out, want) {
-			t.Errorf("diagnosis lacks %q:\n%s", want, out)
-		}
-	}
-}
-
-// A message in an idle subscriber fails the emptiness check.
-func TestInjectedIdleMessageFails(t *testing.T) {
-	out := selfTest(t, "-inject-idle")
-	for _, want := range []string{"self-test: sent a message to idle subscriber", "idle subscriber: socket \"I0-idle-0\"", "must receive nothing, but holds type 1 seq 1"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("diagnosis lacks %q:\n%s", want, out)
-		}
-	}
-}
-
-// An overrun of a stable receiver (without injected allocation failures,
-// a failure of the run's design) fails the mode.
-func TestInjectedOverrunFails(t *testing.T) {
-	out := selfTest(t, "-inject-overrun")
-	for _, want := range []string{"self-test: made local-plain", "ENOBUFS at #", "though no allocation was made to fail"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("diagnosis lacks %q:\n%s", want, out)
-		}
+// The checker's self-tests each fail fixed0 with their diagnosis: a
+// message a stable receiver's drainer threw away is a loss, named; a
+// message in an idle subscriber fails the emptiness check; an overrun of
+// a stable receiver (without injected allocation failures, a failure of
+// the run's design) fails the mode.
+func TestInjectedFaultsFail(t *testing.T) {
+	for flag, wants := range map[string][]string{
+		"-inject-loss":    {"self-test: the drainer of local-plain", "local-plain", "lost: "},
+		"-inject-idle":    {"self-test: sent a message to idle subscriber", "idle subscriber: socket \"I0-idle-0\"", "must receive nothing, but holds type 1 seq 1"},
+		"-inject-overrun": {"self-test: made local-plain", "ENOBUFS at #", "though no allocation was made to fail"},
+	} {
+		t.Run(flag, func(t *testing.T) {
+			out := selfTest(t, flag)
+			for _, want := range wants {
+				if !strings.Contains(out, want) {
+					t.Errorf("diagnosis lacks %q:\n%s", want, out)
+				}
+			}
+		})
 	}
 }
 

@@ -82,3 +82,27 @@ func isCaseShape(ft *ast.FuncType) bool {
 	pkg, ok := sel.X.(*ast.Ident)
 	return ok && pkg.Name == "selftests" && sel.Sel.Name == "T"
 }
+
+// TB is the part of testing.TB Check uses.
+type TB interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// Check fails t for each mistake of table, a program's case table whose
+// functions are in the package in dir: a duplicate name, a case function
+// no case runs. The programs' tests call it.
+func Check(t TB, dir string, table []selftests.Case) {
+	t.Helper()
+	if err := selftests.CheckCases(table); err != nil {
+		t.Errorf("%v", err)
+	}
+	missing, err := Unregistered(dir, table)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	for _, m := range missing {
+		t.Errorf("case function %s is in no case of the table", m)
+	}
+}
