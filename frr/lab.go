@@ -96,7 +96,7 @@ func buildLab(frr frrInstall, within time.Duration) (l *lab, err error) {
 	l = &lab{Dir: dir, FRR: frr}
 	defer func() {
 		if err != nil {
-			l.close()
+			err = errors.Join(err, l.close())
 			l = nil
 		}
 	}()
@@ -266,8 +266,9 @@ func (l *lab) dead() string {
 }
 
 // close stops every daemon and releases everything; it may be called on
-// a lab that is only partly built.
-func (l *lab) close() {
+// a lab that is only partly built. Removing the directory is the one part
+// that can fail: a lab left in /tmp is an error the caller reports.
+func (l *lab) close() error {
 	for _, r := range l.Routers {
 		r.close()
 	}
@@ -283,5 +284,8 @@ func (l *lab) close() {
 	if l.stub != nil {
 		l.stub.Close()
 	}
-	os.RemoveAll(l.Dir)
+	if err := os.RemoveAll(l.Dir); err != nil {
+		return fmt.Errorf("removing the lab directory: %w", err)
+	}
+	return nil
 }

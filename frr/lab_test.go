@@ -3,7 +3,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"runtime"
 	"strings"
@@ -84,16 +86,33 @@ func needLab(t *testing.T) {
 	prog.frr, prog.frrErr, prog.sw = frr, nil, nil
 	t.Cleanup(func() {
 		if prog.seq != nil {
-			prog.seq.end(nil)
+			if err := prog.seq.end(nil); err != nil {
+				t.Error(err)
+			}
 		}
 	})
 }
 
-// steps runs the first n steps of s, each of which must pass.
+// runSteps runs the first n steps of s, each of which must pass; the
+// lab's directory must be gone when the test ends.
 func runSteps(t *testing.T, s *sequence, n int) {
 	t.Helper()
 	for i := range n {
 		r := record(func(rt selftests.T) { s.runStep(rt, i) })
+		if i == 0 && s.lab != nil {
+			dir := s.lab.Dir
+			t.Cleanup(func() {
+				// Runs before needLab's cleanup: end the sequence first.
+				if prog.seq != nil {
+					if err := prog.seq.end(nil); err != nil {
+						t.Error(err)
+					}
+				}
+				if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("the lab directory %s is left (stat: %v)", dir, err)
+				}
+			})
+		}
 		if r.failed || r.skipped != "" {
 			t.Fatalf("step %s: failed=%v skipped=%q:\n%s", steps[i].Name, r.failed, r.skipped, r.text())
 		}

@@ -62,7 +62,7 @@ func setup(log func(format string, args ...any)) (func() error, error) {
 	prog.sw, prog.swSkip = selftests.HeldSwitch()
 	return func() error {
 		if prog.seq != nil {
-			prog.seq.end(nil)
+			return prog.seq.end(nil)
 		}
 		return nil
 	}, nil

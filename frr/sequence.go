@@ -105,16 +105,19 @@ func (s *sequence) runStep(t selftests.T, i int) {
 	if s.Mode.Name != "mode0" && prog.sw == nil {
 		t.Skipf("%s", skipReason())
 	}
-	if i == 0 {
-		s.begin(t)
-	} else if s.passed != i-1 || s.lab == nil {
-		t.Skipf("needs %s.%s to pass first (run the sequence in order)", s.Mode.Name, steps[max(i-1, 0)].Name)
+	if i > 0 && (s.passed != i-1 || s.lab == nil) {
+		t.Skipf("needs %s.%s to pass first (run the sequence in order)", s.Mode.Name, steps[i-1].Name)
 	}
+	// Registered before begin, so that a lab whose start fails is removed
+	// by the step that built it.
 	t.Cleanup(func() {
 		if s.passed != i || i == len(steps)-1 {
 			s.end(t)
 		}
 	})
+	if i == 0 {
+		s.begin(t)
+	}
 	s.requireAlive(t)
 	steps[i].Run(s, t)
 	s.requireAlive(t)
@@ -156,8 +159,9 @@ func (s *sequence) begin(t selftests.T) {
 }
 
 // end checks the idle subscribers, stops the flipper and removes the lab.
-// t is nil on the program's way out (SIGTERM), when only cleanup is due.
-func (s *sequence) end(t selftests.T) {
+// t is nil on the program's way out (SIGTERM), when only cleanup is due
+// and a lab that could not be removed is returned as the error.
+func (s *sequence) end(t selftests.T) error {
 	if prog.seq == s {
 		prog.seq = nil
 	}
@@ -177,10 +181,16 @@ func (s *sequence) end(t selftests.T) {
 		}
 		s.flip = nil
 	}
+	var err error
 	if s.lab != nil {
-		s.lab.close()
+		err = s.lab.close()
 		s.lab = nil
+		if err != nil && t != nil {
+			t.Errorf("%v", err)
+			err = nil
+		}
 	}
+	return err
 }
 
 // requireAlive fails the step if a daemon has ended.
