@@ -104,6 +104,18 @@ func findCPUs(log func(format string, args ...any)) (func() error, error) {
 	return nil, nil
 }
 
+// writerCPU is the CPU the switch writer is pinned to, the first of cpus
+// after the senders' (sender i runs on cpus[i]), or why there is none:
+// sharing a sender's CPU, its flips would land between that sender's
+// broadcasts, not during them.
+func writerCPU(cpus []int, senders int) (cpu int, skip string) {
+	if len(cpus) < senders+1 {
+		return -1, fmt.Sprintf("the switch writer is pinned to a CPU no sender uses, so that its flips land while broadcasts run: %d senders and the writer need %d CPUs, this program may use %d (%v)",
+			senders, senders+1, len(cpus), cpus)
+	}
+	return cpus[senders], ""
+}
+
 // runModeCase runs one mode as a case: its problems fail it, its notes and
 // report are diagnostics, and its JSON summary is a record of its own.
 func runModeCase(t selftests.T, m mode) {
@@ -116,11 +128,10 @@ func runModeCase(t selftests.T, m mode) {
 	}
 	writer := -1
 	if m.flipping() {
-		if len(cpus) < cfg.senders+1 {
-			t.Skipf("the switch writer is pinned to a CPU no sender uses, so that its flips land while broadcasts run: %d senders and the writer need %d CPUs, this program may use %d (%v)",
-				cfg.senders, cfg.senders+1, len(cpus), cpus)
+		var skip string
+		if writer, skip = writerCPU(cpus, cfg.senders); skip != "" {
+			t.Skipf("%s", skip)
 		}
-		writer = cpus[cfg.senders]
 	}
 	var inj *failslab
 	var leaks *kmemleak
@@ -269,7 +280,7 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.injectDup, "inject-duplicate", false, "SELF-TEST of the checker: halfway through each mode, multicast one duplicate of a message S0 caused; the mode must fail")
 	fs.BoolVar(&c.injectWarning, "inject-warning", false, "SELF-TEST of the kernel watch: halfway through each mode, write a WARNING line to /dev/kmsg; the mode must fail (VMs only: other watchers of the kernel log see it too)")
 	fs.BoolVar(&c.injectTeardownWarning, "inject-teardown-warning", false, "SELF-TEST of the kernel watch: write a WARNING line to /dev/kmsg once a mode has released its namespaces, while the kernel tears them down; that mode (not the next) must fail (VMs only)")
-	fs.BoolVar(&c.injectLoss, "inject-loss", false, "SELF-TEST of the checker: the drainer of a stable receiver throws away one message it read; the mode must fail")
+	fs.BoolVar(&c.injectLoss, "inject-loss", false, "SELF-TEST of the checker: the drainers of a stable receiver and of an option-churn socket each throw away one message they read; the mode must fail, naming both")
 	fs.BoolVar(&c.injectIdle, "inject-idle", false, "SELF-TEST of the checker: halfway through each mode, send one message to an idle subscriber; the mode must fail")
 	fs.BoolVar(&c.injectOverrun, "inject-overrun", false, "SELF-TEST of the checker: halfway through each mode, make a stable receiver overrun; the mode must fail (the fault modes account for overruns: there it must pass)")
 	fs.IntVar(&c.failPercent, "fail-percent", 5, "fault modes: the percentage of the senders' socket buffer allocations that fail")

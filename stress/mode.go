@@ -146,8 +146,8 @@ func runMode(ctx context.Context, cfg config, m mode, sw *mcswitch.Switch, cpus 
 		// kernel: a run where they mostly came between batches proved
 		// little about the walk switching under a broadcast.
 		for _, s := range t.senders {
-			if f := s.flips; 2*f.WithFlip < f.Batches {
-				out.fail("sender %s: only %d of its %d batches saw the switch flip while they were in the kernel (fewer than half): the writer did not interleave with the broadcasts", s.name, f.WithFlip, f.Batches)
+			if p := s.flips.problem(s.name); p != "" {
+				out.fail("%s", p)
 			}
 		}
 	}
@@ -281,11 +281,22 @@ func (t *topology) selfTests(out *outcome, mu *sync.Mutex) []*time.Timer {
 	if t.cfg.injectIdle && len(t.idle) > 0 {
 		at("sent a message to idle subscriber "+t.idle[0].String(), t.messageIdle)
 	}
-	if st := t.stableOf("local-plain"); st != nil {
-		if t.cfg.injectLoss {
-			st.dropOne.Store(true)
-			out.notes = append(out.notes, "self-test: the drainer of "+st.want.Name+" drops one message it reads")
+	// The loss is injected into a stable receiver and into an option-churn
+	// socket, whose transcript is as exact though LISTEN_ALL_NSID toggles
+	// under it.
+	if t.cfg.injectLoss {
+		lossy := []*stable{t.stableOf("local-plain")}
+		if len(t.exact) > 0 {
+			lossy = append(lossy, t.exact[0].exact)
 		}
+		for _, st := range lossy {
+			if st != nil {
+				st.dropOne.Store(true)
+				out.notes = append(out.notes, "self-test: the drainer of "+st.want.Name+" drops one message it reads")
+			}
+		}
+	}
+	if st := t.stableOf("local-plain"); st != nil {
 		if t.cfg.injectOverrun {
 			at("made "+st.want.Name+" overrun", st.overrun)
 		}

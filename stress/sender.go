@@ -95,6 +95,16 @@ type flipCounts struct {
 	MaxPerBatch int64          `json:"max_per_batch"`
 }
 
+// problem says why a sender's batches prove too little about a walk that
+// switches under a broadcast: fewer than half of them saw a flip.
+func (f *flipCounts) problem(sender string) string {
+	if 2*f.WithFlip >= f.Batches {
+		return ""
+	}
+	return fmt.Sprintf("sender %s: only %d of its %d batches saw the switch flip while they were in the kernel (fewer than half): the writer did not interleave with the broadcasts",
+		sender, f.WithFlip, f.Batches)
+}
+
 func (f *flipCounts) add(n int64) {
 	if f.Buckets == nil {
 		f.Buckets = map[string]int{}
