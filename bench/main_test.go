@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -26,6 +25,7 @@ import (
 	"nlmcast/bench/internal/report"
 	"nlmcast/bench/internal/sample"
 	"nlmcast/selftests"
+	"nlmcast/selftests/childproc"
 	"nlmcast/selftests/kmsg"
 )
 
@@ -324,7 +324,7 @@ func runChild(t *testing.T, o childOpts, args ...string) (string, int) {
 			t.Fatal(err)
 		}
 	}
-	if err := startWith(cmd, o); err != nil {
+	if err := childproc.Start(cmd, childproc.Limits{Drop: o.drop, OneCPU: o.oneCPU}); err != nil {
 		t.Fatal(err)
 	}
 	timer := time.AfterFunc(2*time.Minute, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
@@ -352,60 +352,6 @@ func runChild(t *testing.T, o childOpts, args ...string) (string, int) {
 		t.Fatal(err)
 	}
 	return out.String() + "stderr:\n" + errs.String(), cmd.ProcessState.ExitCode()
-}
-
-// startWith starts cmd from a thread of its own that first drops o.drop
-// from its bounding and inheritable sets and, with o.oneCPU, pins itself
-// to one CPU:
-// the bounding set and the affinity are per thread, and the child
-// inherits the thread's. The thread is never given back (LockOSThread
-// without unlock): it ends with its goroutine.
-func startWith(cmd *exec.Cmd, o childOpts) error {
-	if len(o.drop) == 0 && !o.oneCPU {
-		return cmd.Start()
-	}
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		if o.oneCPU {
-			var set, one unix.CPUSet
-			if err := unix.SchedGetaffinity(0, &set); err != nil {
-				errc <- err
-				return
-			}
-			for i := 0; i < 1024; i++ {
-				if set.IsSet(i) {
-					one.Set(i)
-					break
-				}
-			}
-			if err := unix.SchedSetaffinity(0, &one); err != nil {
-				errc <- err
-				return
-			}
-		}
-		if len(o.drop) > 0 {
-			hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-			var data [2]unix.CapUserData
-			if err := unix.Capget(&hdr, &data[0]); err != nil {
-				errc <- err
-				return
-			}
-			for _, c := range o.drop {
-				if err := unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0); err != nil {
-					errc <- err
-					return
-				}
-				data[c/32].Inheritable &^= 1 << (c % 32)
-			}
-			if err := unix.Capset(&hdr, &data[0]); err != nil {
-				errc <- err
-				return
-			}
-		}
-		errc <- cmd.Start()
-	}()
-	return <-errc
 }
 
 // Without a privilege the bench needs, the whole program SKIPs (exit 4)

@@ -300,6 +300,46 @@ func TestMainCannotRun(t *testing.T) {
 	}
 }
 
+// TestMainAbandonedCaseKeepsItsNamespaces: a case abandoned at its
+// deadline while it holds a namespace is not waited for at the end: the
+// program says the namespace goes with it and ends at once, without a
+// Bail out! that would blame the kernel for the program's own leftover
+// (the teardown wait is 60 s).
+func TestMainAbandonedCaseKeepsItsNamespaces(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: creates a network namespace")
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The blocked goroutine keeps fds[0], and its namespace, for the life
+	// of the test binary.
+	t.Cleanup(func() { unix.Close(fds[1]) })
+	s := Suite{Name: "prog", Cases: []Case{
+		{Name: "stuck", Run: func(t T) {
+			NewNS(t, "held")
+			unix.Recvfrom(fds[0], make([]byte, 1), 0) // nothing is ever sent
+		}},
+		{Name: "after", Run: func(t T) { NewNS(t, "released") }},
+	}}
+	var out strings.Builder
+	start := time.Now()
+	code := Run(s, []string{"-deadline", "300ms"}, &out, &strings.Builder{})
+	expectOutput(t, out.String(),
+		"not ok 1 prog.stuck # TIMEOUT",
+		"# stuck: its namespaces held are still held by its goroutine: not waited for (they go with the program)\n",
+		"ok 2 prog.after",
+		"# Totals: pass:1 fail:1 ",
+	)
+	if strings.Contains(out.String(), "Bail out!") || code != 1 {
+		t.Errorf("exit %d (want 1), output:\n%s", code, out.String())
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("took %v: the program waited for the abandoned case's namespace", d)
+	}
+}
+
 // TestMainVerbose: with -v every socket's transcript is printed also when
 // it is as expected; without it, only a mismatch shows.
 func TestMainVerbose(t *testing.T) {

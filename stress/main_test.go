@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -31,8 +32,10 @@ func TestFlags(t *testing.T) {
 		{"-mode", "fixed2"}, {"-duration", "0s"}, {"-duration", "10s", "-max-duration", "5s"}, {"-senders", "0"}, {"-min-batches", "-1"},
 		{"-min-writes", "-1"}, {"-cycles", "0"}, {"-idle", "-1"}, {"-netns-pace", "0s"}, {"extra"}, {"-nosuchflag"},
 	} {
-		if code, out := runProgram(t, args...); code != ktap.ExitFail || !strings.Contains(out, "usage:") {
-			t.Errorf("%q: exit %d, want %d with usage; output:\n%s", args, code, ktap.ExitFail, out)
+		var out, errs bytes.Buffer
+		code := selftests.Run(suite, args, &out, &errs)
+		if code != ktap.ExitFail || out.Len() > 0 || !strings.HasPrefix(errs.String(), program+": ") || !strings.Contains(errs.String(), "\nusage: "+program) {
+			t.Errorf("%q: exit %d, want %d, nothing on stdout, the program's name and the usage on stderr; stdout:\n%s\nstderr:\n%s", args, code, ktap.ExitFail, out.String(), errs.String())
 		}
 	}
 	code, out := runProgram(t, "-l")
@@ -91,13 +94,17 @@ func selfTest(t *testing.T, flag string) string {
 }
 
 // The checker's self-tests each fail fixed0 with their diagnosis: a
-// message a stable receiver's drainer threw away is a loss, named; a
+// message a stable receiver's drainer threw away is a loss, named, and so
+// is one an option-churn socket's drainer threw away (their transcripts
+// are exact); a
 // message in an idle subscriber fails the emptiness check; an overrun of
 // a stable receiver (without injected allocation failures, a failure of
 // the run's design) fails the mode.
 func TestInjectedFaultsFail(t *testing.T) {
 	for flag, wants := range map[string][]string{
-		"-inject-loss":    {"self-test: the drainer of local-plain", "local-plain", "lost: "},
+		"-inject-loss": {"self-test: the drainer of local-plain", "self-test: the drainer of churn-option-local",
+			`local-plain socket "local-plain-0" in netns S0, from sender S0 (no nsid): lost: `,
+			`" in netns S0, from sender S0 (no nsid): lost: `},
 		"-inject-idle":    {"self-test: sent a message to idle subscriber", "idle subscriber: socket \"I0-idle-0\"", "must receive nothing, but holds type 1 seq 1"},
 		"-inject-overrun": {"self-test: made local-plain", "ENOBUFS at #", "though no allocation was made to fail"},
 	} {
@@ -107,6 +114,9 @@ func TestInjectedFaultsFail(t *testing.T) {
 				if !strings.Contains(out, want) {
 					t.Errorf("diagnosis lacks %q:\n%s", want, out)
 				}
+			}
+			if flag == "-inject-loss" && !regexp.MustCompile(`churn-option-local socket "S0-churn-\d+" in netns S0, from sender S0 \(no nsid\): lost: `).MatchString(out) {
+				t.Errorf("the option-churn socket's loss is not diagnosed:\n%s", out)
 			}
 		})
 	}

@@ -69,7 +69,8 @@ func TestStableReceiverOverrunFails(t *testing.T) {
 	}
 }
 
-// An idle subscriber holding anything fails the emptiness check.
+// An idle subscriber holding anything, even an empty datagram, fails the
+// emptiness check.
 func TestExpectEmptyReportsWhatIsQueued(t *testing.T) {
 	_, rx, tx, _ := userPair(t)
 	if p := expectEmpty(rx); p != "" {
@@ -81,5 +82,13 @@ func TestExpectEmptyReportsWhatIsQueued(t *testing.T) {
 	}
 	if p := expectEmpty(rx); !strings.Contains(p, "must receive nothing, but holds type 1 seq 7") {
 		t.Fatalf("expectEmpty = %q", p)
+	}
+	// A datagram too short for a message header holds no message: said,
+	// not indexed. (The kernel refuses to send one of no bytes: ENODATA.)
+	if err := unix.Sendto(tx.FD(), []byte{1, 2, 3, 4}, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Pid: rx.Portid()}); err != nil {
+		t.Fatal(err)
+	}
+	if p := expectEmpty(rx); !strings.Contains(p, "must receive nothing, but recvmsg says") || !strings.Contains(p, "4 trailing bytes") {
+		t.Fatalf("a 4-byte datagram: expectEmpty = %q", p)
 	}
 }
