@@ -241,7 +241,7 @@ func flagUsage(f *flag.Flag) string {
 	}
 	line += "\n    \t" + strings.ReplaceAll(usage, "\n", "\n    \t")
 	switch def := f.DefValue; {
-	case def == "" || def == "false" || def == "0":
+	case def == "" || def == "false" || def == "0" || def == "0s":
 	case isString(f):
 		line += fmt.Sprintf(" (default %q)", def)
 	default:

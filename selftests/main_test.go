@@ -3,6 +3,7 @@
 package selftests
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"regexp"
@@ -285,6 +286,26 @@ func TestMainUsageErrors(t *testing.T) {
 	}
 	if _, errs, code, _ := runFake(t, "-h"); code != 0 || !strings.Contains(errs, "usage:") {
 		t.Errorf("-h: exit %d, stderr %q", code, errs)
+	}
+}
+
+// A flag's default is shown unless it is its type's zero (a duration of
+// 0s included: "(default 0s)" after "default 4 × -duration" misleads).
+func TestFlagUsageDefaults(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.Duration("zero", 0, "none by default (default 4 × -duration)")
+	fs.Duration("some", time.Minute, "a minute")
+	fs.Int("n", 0, "a count")
+	fs.String("s", "a b", "a text")
+	for name, want := range map[string]string{
+		"zero": "  -zero duration\n    \tnone by default (default 4 × -duration)\n",
+		"some": "  -some duration\n    \ta minute (default 1m0s)\n",
+		"n":    "  -n int\n    \ta count\n",
+		"s":    "  -s string\n    \ta text (default \"a b\")\n",
+	} {
+		if got := flagUsage(fs.Lookup(name)); got != want {
+			t.Errorf("-%s: %q, want %q", name, got, want)
+		}
 	}
 }
 
