@@ -280,8 +280,8 @@ func TestMainInterrupted(t *testing.T) {
 func TestMainUsageErrors(t *testing.T) {
 	for _, args := range [][]string{{"-x"}, {"-t", "nope"}, {"-l", "-t", "nope"}, {"extra"}, {"-deadline", "0s"}, {"-j", "0"}} {
 		out, errs, code, _ := runFake(t, args...)
-		if code != 1 || out != "" || !strings.Contains(errs, "usage:") {
-			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errs)
+		if code != 1 || out != "" || !strings.HasPrefix(errs, "prog: ") || !strings.Contains(errs, "\nusage: prog [flags]") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q (want the program's name first, then the usage)", args, code, out, errs)
 		}
 	}
 	if _, errs, code, _ := runFake(t, "-h"); code != 0 || !strings.Contains(errs, "usage:") {
