@@ -3,6 +3,7 @@
 package selftests
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -135,5 +136,34 @@ func TestKnownKernelReportDoesNotFail(t *testing.T) {
 	)
 	if strings.Contains(out, "kernel report during") || code != 0 {
 		t.Errorf("a known report failed the run (exit %d):\n%s", code, out)
+	}
+}
+
+// A kernel log that cannot be read is said once; a case whose verdict
+// rests on it (stress's modes) SKIPs instead of passing, saying why, and
+// a case that fails still fails; the others pass as before.
+func TestUnwatchedLogSkipsTheCasesThatRestOnIt(t *testing.T) {
+	skipPreflight(t)
+	saved := openLog
+	openLog = func(string) (reporter, string, error) {
+		return nil, "", errors.New("open /dev/kmsg: operation not permitted")
+	}
+	t.Cleanup(func() { openLog = saved })
+	s := Suite{Name: "prog", Cases: []Case{
+		{Name: "rests", RequireKernelLog: true, Run: func(t T) {}},
+		{Name: "rests_fails", RequireKernelLog: true, Run: func(t T) { t.Errorf("broken") }},
+		{Name: "plain", Run: func(t T) {}},
+	}}
+	var out, errs strings.Builder
+	code := Run(s, []string{"-j", "1"}, &out, &errs)
+	got := timing.ReplaceAllString(out.String(), "")
+	expectOutput(t, got,
+		"# kernel log not watched: open /dev/kmsg: operation not permitted\n",
+		"ok 1 prog.rests # SKIP kernel log not watched: open /dev/kmsg: operation not permitted; the case's verdict rests on it, and all its other checks passed\n",
+		"not ok 2 prog.rests_fails\n",
+		"ok 3 prog.plain\n",
+	)
+	if n := strings.Count(got, "# kernel log not watched"); n != 1 || code != 1 {
+		t.Errorf("said %d times (want once), exit %d (want 1):\n%s", n, code, got)
 	}
 }
