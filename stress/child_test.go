@@ -50,12 +50,7 @@ func (c child) run(t *testing.T, args ...string) (stdout, stderr string, code in
 		cmd.Stdout = c.stdout
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if c.userns {
-		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
-		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
-		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
-	}
-	if err := childproc.Start(cmd, childproc.Limits{Drop: c.drop}); err != nil {
+	if err := childproc.Start(cmd, childproc.Limits{Drop: c.drop, UserNS: c.userns}); err != nil {
 		t.Fatal(err)
 	}
 	timer := time.AfterFunc(2*time.Minute, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
@@ -83,8 +78,8 @@ func TestPrivilegesSkip(t *testing.T) {
 		{"no CAP_NET_BROADCAST", child{drop: []uintptr{unix.CAP_NET_BROADCAST}}, "1..0 # SKIP needs CAP_NET_BROADCAST, which this process lacks\n"},
 		{"unshare -Urn", child{userns: true}, "1..0 # SKIP needs CAP_NET_ADMIN in the initial user namespace (SO_RCVBUFFORCE, nsids)"},
 	} {
-		if b, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); c.c.userns && (err != nil || strings.TrimSpace(string(b)) == "0") {
-			t.Logf("%s: not tried, this kernel makes no user namespaces (%v)", c.name, err)
+		if why := childproc.UserNamespaces(); c.c.userns && why != "" {
+			t.Logf("%s: not tried, this kernel makes no user namespaces (%s)", c.name, why)
 			continue
 		}
 		out, errs, code := c.c.run(t, args...)

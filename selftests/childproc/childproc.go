@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 
 // Package childproc starts a child process with less than its parent has:
-// capabilities dropped from its bounding set, or one CPU. Tests use it to
-// run a program as it would run without a privilege, or on one CPU,
-// without changing the test process itself.
+// capabilities dropped from its bounding set, one CPU, or only root of a
+// user namespace of its own. Tests use it to run a program as it would
+// run without a privilege, or on one CPU, without changing the test
+// process itself.
 package childproc
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"runtime"
+	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,6 +22,19 @@ import (
 type Limits struct {
 	Drop   []uintptr // capabilities dropped from the bounding and inheritable sets
 	OneCPU bool      // pinned to the first CPU the parent may use
+	UserNS bool      // in a new user and network namespace, as unshare -Urn
+}
+
+// UserNamespaces says why this kernel makes no user namespaces, or "".
+func UserNamespaces() string {
+	b, err := os.ReadFile("/proc/sys/user/max_user_namespaces")
+	switch {
+	case err != nil:
+		return err.Error()
+	case strings.TrimSpace(string(b)) == "0":
+		return "user.max_user_namespaces is 0"
+	}
+	return ""
 }
 
 // Start starts cmd from a thread of its own that first applies l: the
@@ -26,6 +43,14 @@ type Limits struct {
 // dropped capability is gone from the child.) The thread is never given
 // back (LockOSThread without unlock): it ends with its goroutine.
 func Start(cmd *exec.Cmd, l Limits) error {
+	if l.UserNS {
+		if cmd.SysProcAttr == nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
+		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
+		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
+	}
 	if len(l.Drop) == 0 && !l.OneCPU {
 		return cmd.Start()
 	}

@@ -62,3 +62,23 @@ func TestStartDropsAndPins(t *testing.T) {
 		t.Error("the parent lost CAP_NET_ADMIN")
 	}
 }
+
+// With UserNS the child is root of a user namespace that maps only the
+// parent's uid, and in a network namespace of its own.
+func TestStartInAUserNamespace(t *testing.T) {
+	if why := UserNamespaces(); why != "" {
+		t.Skip(why)
+	}
+	cmd := exec.Command("/bin/cat", "/proc/self/uid_map")
+	var out strings.Builder
+	cmd.Stdout = &out
+	if err := Start(cmd, Limits{UserNS: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Fields(out.String()), []string{"0", strconv.Itoa(os.Getuid()), "1"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("child's uid_map %q, want %q", got, want)
+	}
+}
