@@ -205,19 +205,22 @@ func probeUntilListening(t selftests.T, src *selftests.NS, ms ...*monitor) {
 		key := fmt.Sprintf("id %d", id)
 		wait := time.Now().Add(200 * time.Millisecond)
 		for {
-			all := true
+			var pending *monitor
 			for _, m := range ms {
 				if !m.markAfter(func(e event) bool { return e.Label == "NEXTHOP" && e.Key == key }) {
-					all = false
+					pending = m
+					break
 				}
 			}
-			if all {
+			if pending == nil {
 				return
 			}
-			if time.Now().After(wait) {
+			if pending.p.Exited() {
+				t.Fatalf("%s exited (%v) before printing a probe; stderr: %s", pending, pending.p.err, oneLine(pending.stderr.String()))
+			}
+			if !pending.waitOutput(wait) {
 				break
 			}
-			time.Sleep(5 * time.Millisecond) // ip prints on its own time
 		}
 		if time.Now().After(deadline) {
 			for _, m := range ms {
@@ -235,6 +238,7 @@ type monitor struct {
 	mu     sync.Mutex
 	out    []string
 	cut    int           // the first line after the last probe
+	grew   chan struct{} // a token after each line read (capacity 1)
 	eof    chan struct{} // closed when ip's stdout is read to the end
 	stderr lockedBuffer
 }
@@ -262,7 +266,7 @@ func startMonitor(t selftests.T, n *selftests.NS, ip string, allNSID bool) *moni
 		pipe.Close()
 		t.Fatalf("%s: %v", name, err)
 	}
-	m.eof = make(chan struct{})
+	m.eof, m.grew = make(chan struct{}), make(chan struct{}, 1)
 	t.Cleanup(m.stop)
 	go func() {
 		defer close(m.eof)
@@ -272,9 +276,35 @@ func startMonitor(t selftests.T, n *selftests.NS, ip string, allNSID bool) *moni
 			m.mu.Lock()
 			m.out = append(m.out, sc.Text())
 			m.mu.Unlock()
+			select {
+			case m.grew <- struct{}{}:
+			default: // a token is already waiting
+			}
 		}
 	}()
 	return m
+}
+
+// waitOutput waits until ip prints another line (or one printed since the
+// last wait), reporting true, or until its output ends and it exits, or
+// until passes.
+func (m *monitor) waitOutput(until time.Time) bool {
+	timer := time.NewTimer(time.Until(until))
+	defer timer.Stop()
+	select {
+	case <-m.grew:
+		return true
+	case <-m.eof:
+		// No more lines: wait for ip itself, so that the caller sees it
+		// has exited.
+		select {
+		case <-m.p.done:
+		case <-timer.C:
+		}
+		return false
+	case <-timer.C:
+		return false
+	}
 }
 
 func (m *monitor) snapshot() []string {
@@ -304,7 +334,7 @@ func (m *monitor) after() []string {
 	return append([]string(nil), m.out[m.cut:]...)
 }
 
-// await polls the output, after the cut, for an event matching match.
+// await waits for ip to print, after the cut, an event matching match.
 func (m *monitor) await(t selftests.T, match func(event) bool, what string) {
 	t.Helper()
 	deadline := time.Now().Add(monitorWithin)
@@ -318,10 +348,9 @@ func (m *monitor) await(t selftests.T, match func(event) bool, what string) {
 		if m.p.Exited() {
 			t.Fatalf("%s exited (%v) before printing %s; stderr: %s", m, m.p.err, what, oneLine(m.stderr.String()))
 		}
-		if time.Now().After(deadline) {
+		if !m.waitOutput(deadline) && time.Now().After(deadline) {
 			t.Fatalf("%s did not print %s within %v; it printed after the probe:\n  %s", m, what, monitorWithin, strings.Join(m.after(), "\n  "))
 		}
-		time.Sleep(5 * time.Millisecond) // ip prints on its own time
 	}
 }
 
