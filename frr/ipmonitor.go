@@ -42,10 +42,13 @@ var monitorGroups = []uint32{unix.RTNLGRP_LINK, unix.RTNLGRP_IPV4_IFADDR, unix.R
 // queued for it: it reads and prints asynchronously to the case.
 const monitorWithin = 20 * time.Second
 
+// ipMonitorAbout is what an ipmonitor case checks, for -l -v.
+const ipMonitorAbout = "ip monitor and ip monitor all-nsid print, event by event, what a harness socket beside each receives, with the switch at"
+
 func ipMonitorCases() []selftests.Case {
 	return []selftests.Case{
-		{Name: "ipmonitor.mode0", Run: func(t selftests.T) { runIPMonitor(t, "0") }},
-		{Name: "ipmonitor.mode1", Run: func(t selftests.T) { runIPMonitor(t, "1") }},
+		{Name: "ipmonitor.mode0", Run: func(t selftests.T) { runIPMonitor(t, "0") }, About: ipMonitorAbout + " 0"},
+		{Name: "ipmonitor.mode1", Run: func(t selftests.T) { runIPMonitor(t, "1") }, About: ipMonitorAbout + " 1"},
 	}
 }
 

@@ -23,6 +23,14 @@ type mode struct {
 
 var modes = []mode{{"mode0", "0", false}, {"mode1", "1", false}, {"flipping", "", true}}
 
+// about says, for -l -v, which switch value the mode's lab runs under.
+func (m mode) about() string {
+	if m.Flipping {
+		return "switch flipping throughout"
+	}
+	return "switch at " + m.Value
+}
+
 // Deadlines. Convergence is asynchronous by nature (BGP timers, daemons
 // scheduling): a step polls until its condition holds, and only a failing
 // step waits the deadline out. Each step takes a second or two natively,
@@ -36,17 +44,18 @@ const (
 
 // step is one TAP result of a sequence.
 type step struct {
-	Name string
-	Run  func(s *sequence, t selftests.T)
+	Name  string
+	Run   func(s *sequence, t selftests.T)
+	About string // for -l -v
 }
 
 var steps = []step{
-	{"learn", (*sequence).learn},
-	{"install", (*sequence).install},
-	{"ping", (*sequence).ping},
-	{"withdraw_addr", (*sequence).withdrawAddr},
-	{"withdraw_link", (*sequence).withdrawLink},
-	{"reinstall", (*sequence).reinstall},
+	{"learn", (*sequence).learn, "an address and a route of each family added in r1: r1's zebra has them, and its RIB and addresses equal the kernel's dumps"},
+	{"install", (*sequence).install, "r2 and r3 install all four prefixes, proto bgp, through the upstream router out of the right device"},
+	{"ping", (*sequence).ping, "ping from r3's loopbacks is answered from r1's new IPv4 and IPv6 addresses"},
+	{"withdraw_addr", (*sequence).withdrawAddr, "the two addresses deleted: their prefixes gone from every kernel, the routes still everywhere"},
+	{"withdraw_link", (*sequence).withdrawLink, "the stub link down: the routes gone from every kernel"},
+	{"reinstall", (*sequence).reinstall, "link up, addresses and routes added again: everything back in r2 and r3, r1's zebra equal to its kernel"},
 }
 
 // sequence is one run of the steps in one mode, on a lab of its own
@@ -81,7 +90,8 @@ func sequenceCases(m mode) []selftests.Case {
 	}
 	var cs []selftests.Case
 	for i, st := range steps {
-		c := selftests.Case{Name: m.Name + "." + st.Name, Run: func(t selftests.T) { s.runStep(t, i) }}
+		c := selftests.Case{Name: m.Name + "." + st.Name, Run: func(t selftests.T) { s.runStep(t, i) },
+			About: m.about() + ": " + st.About}
 		if i == 0 {
 			c.Timeout = 2*daemonStartWithin + sessionsWithin + 2*convergeWithin
 		}

@@ -47,18 +47,19 @@ type flip struct {
 var flipKinds = []struct {
 	name  string
 	build func(sc *scenario) flip
+	about string // for -l -v
 }{
-	{"rebind", flipRebind},
-	{"join", flipJoin},
-	{"leave", flipLeave},
-	{"all_nsid_set_and_cleared", flipAllNSID},
-	{"close", flipClose},
-	{"groups_above_32_only", flipAbove32},
-	{"all_nsid_subscribed_by_bind", flipIPMonitor},
-	{"usersock_pair", flipUsersock},
-	{"no_cap_net_broadcast", flipNoCap},
-	{"device_moved_between_netns", flipDeviceMove},
-	{"netns_dies", flipNetnsDeath},
+	{"rebind", flipRebind, "bind() again with a new bitmask: members move groups, bound-empty ones get on the lists, emptied ones get off"},
+	{"join", flipJoin, "NETLINK_ADD_MEMBERSHIP of a first and a second group puts plain and ALL_NSID members on the lists"},
+	{"leave", flipLeave, "NETLINK_DROP_MEMBERSHIP of one of two groups, of the only group, and leave-then-rejoin"},
+	{"all_nsid_set_and_cleared", flipAllNSID, "LISTEN_ALL_NSID set and cleared on subscribed sockets changes the ALL_NSID list only"},
+	{"close", flipClose, "closed members leave every list; sockets opened in their place get exactly one copy"},
+	{"groups_above_32_only", flipAbove32, "members whose only group is above 32 (RTNLGRP_STATS) get on and off the lists as the others do"},
+	{"all_nsid_subscribed_by_bind", flipIPMonitor, "the ip monitor all-nsid pattern: groups by bind(), then LISTEN_ALL_NSID"},
+	{"usersock_pair", flipUsersock, "the same changes on NETLINK_USERSOCK sockets, which stay off the NETLINK_ROUTE lists"},
+	{"no_cap_net_broadcast", flipNoCap, "sockets opened without CAP_NET_BROADCAST are on the lists but get no foreign event"},
+	{"device_moved_between_netns", flipDeviceMove, "a veth end moved between netns: its notifications start from its new netns's list"},
+	{"netns_dies", flipNetnsDeath, "a netns dies: its members leave every list, a mapper gets RTM_DELNSID, nothing of it is visited"},
 }
 
 // flipCases returns one case per kind: the changes made with the switch at
@@ -67,8 +68,9 @@ func flipCases(changeAt, checkAt string) []selftests.Case {
 	var out []selftests.Case
 	for _, k := range flipKinds {
 		out = append(out, selftests.Case{
-			Name: fmt.Sprintf("changes_at_%s_seen_at_%s.%s", changeAt, checkAt, k.name),
-			Run:  func(t selftests.T) { runFlip(t, k.build, changeAt, checkAt) },
+			Name:  fmt.Sprintf("changes_at_%s_seen_at_%s.%s", changeAt, checkAt, k.name),
+			Run:   func(t selftests.T) { runFlip(t, k.build, changeAt, checkAt) },
+			About: fmt.Sprintf("made with the switch at %s, checked after the flip to %s: %s", changeAt, checkAt, k.about),
 		})
 	}
 	return out

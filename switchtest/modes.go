@@ -32,6 +32,7 @@ func modeTable(mode string) []selftests.Case {
 		out[i] = c
 		out[i].Name = "mode" + mode + "." + c.Name
 		out[i].Run = inMode(mode, c.Run)
+		out[i].About = "with the switch at " + mode + ": " + c.About
 		if c.Group != "" {
 			out[i].Group = c.Group + ".mode" + mode
 		}

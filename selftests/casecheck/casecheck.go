@@ -2,9 +2,9 @@
 
 // Package casecheck finds the mistakes a case table can hide from the
 // compiler, for the tests of the programs: a case function that no case
-// runs (written, compiled, never run), and the table's own mistakes
-// (selftests.CheckCases: two cases of one name, a case without a name or
-// a Run).
+// runs (written, compiled, never run), a case without an About (what
+// `-l -v` prints), and the table's own mistakes (selftests.CheckCases: two
+// cases of one name, a case without a name or a Run).
 package casecheck
 
 import (
@@ -90,9 +90,21 @@ type TB interface {
 	Fatalf(format string, args ...any)
 }
 
+// Undescribed returns the names of the cases of table that have no About:
+// `-l -v` would list them without saying what they check.
+func Undescribed(table []selftests.Case) []string {
+	var names []string
+	for _, c := range table {
+		if strings.TrimSpace(c.About) == "" {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
 // Check fails t for each mistake of table, a program's case table whose
 // functions are in the package in dir: a duplicate name, a case function
-// no case runs. The programs' tests call it.
+// no case runs, a case without an About. The programs' tests call it.
 func Check(t TB, dir string, table []selftests.Case) {
 	t.Helper()
 	if err := selftests.CheckCases(table); err != nil {
@@ -104,5 +116,8 @@ func Check(t TB, dir string, table []selftests.Case) {
 	}
 	for _, m := range missing {
 		t.Errorf("case function %s is in no case of the table", m)
+	}
+	for _, n := range Undescribed(table) {
+		t.Errorf("case %s has no About: -l -v cannot say what it checks", n)
 	}
 }

@@ -46,3 +46,16 @@ func (x) method(t selftests.T) {}
 		t.Errorf("with forgotten listed as wrapped: %q, want nothing", got)
 	}
 }
+
+// A case without an About, or with only blanks, is named; one with an
+// About is not.
+func TestUndescribed(t *testing.T) {
+	table := []selftests.Case{
+		{Name: "described", Run: registered, About: "what it checks"},
+		{Name: "bare", Run: registered},
+		{Name: "blank", Run: registered, About: " \t"},
+	}
+	if got, want := Undescribed(table), []string{"bare", "blank"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Undescribed = %q, want %q", got, want)
+	}
+}
