@@ -22,7 +22,7 @@ const hostAttempts = 3
 // netlink_sock per socket (a kmalloc object of at least 1 KiB), and one of
 // namespaces at least 16 KiB per namespace. The host's counts are
 // shrink-mode ones, and other processes allocate meanwhile, so no more
-// than that is asked; the exact figures come from VMs (bench/results).
+// than that is asked; the exact figures come from VMs (evidence/bench).
 func TestMemoryScenesOnThisKernel(t *testing.T) {
 	needRoot(t)
 	if testing.Short() {
