@@ -38,10 +38,36 @@ func readme(t *testing.T) (text string, layout []string) {
 	return text, layout
 }
 
-// The semantics counts in the README are the table's.
+// docs returns the reference documents, doc/*.md, by path.
+func docs(t *testing.T) map[string]string {
+	t.Helper()
+	paths, err := filepath.Glob("doc/*.md")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no doc/*.md (%v)", err)
+	}
+	out := map[string]string{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[p] = string(b)
+	}
+	return out
+}
+
+// The semantics counts in the README are the table's, and so is every
+// "N semantics cases" of the documents.
 func TestReadmeCountsSemanticsCases(t *testing.T) {
 	text, _ := readme(t)
 	n := len(cases.All)
+	for path, doc := range docs(t) {
+		for _, m := range regexp.MustCompile(`(\d+) semantics cases`).FindAllStringSubmatch(doc, -1) {
+			if got, _ := strconv.Atoi(m[1]); got != n {
+				t.Errorf("%s says %q: the table has %d cases", path, m[0], n)
+			}
+		}
+	}
 	for _, re := range []string{
 		"\\| `netlink_mcast_semantics` \\| (\\d+) cases",
 		"the (\\d+) semantics cases again",
@@ -77,6 +103,10 @@ func TestReadmeLayoutMatchesTheTree(t *testing.T) {
 		for _, m := range backticked.FindAllStringSubmatch(row, -1) {
 			p := m[1]
 			if !looksLikePath(p) {
+				continue
+			}
+			if strings.HasPrefix(p, "../") {
+				t.Errorf("Layout names %s, which is outside the tree: describe it in prose instead", p)
 				continue
 			}
 			base := strings.TrimSuffix(p, "/")
@@ -115,8 +145,105 @@ func looksLikePath(s string) bool {
 	switch {
 	case strings.HasSuffix(s, "/"), strings.Contains(s, "/"):
 		return !strings.HasPrefix(s, "/")
-	case strings.HasSuffix(s, ".go"), strings.HasSuffix(s, ".md"), strings.HasSuffix(s, ".txt"), strings.HasSuffix(s, "/"):
+	case strings.HasSuffix(s, ".go"), strings.HasSuffix(s, ".md"), strings.HasSuffix(s, ".txt"), strings.HasSuffix(s, ".config"):
 		return true
 	}
 	return s == "Makefile" || s == "config" || s == "settings"
+}
+
+// The README starts you in one screen: its first 30 lines have the
+// commands that run the suites, the project's tests, and a kernel of your
+// own in QEMU; and the whole file stays short, the reference being in doc/.
+func TestReadmeFirstScreen(t *testing.T) {
+	text, _ := readme(t)
+	lines := strings.Split(text, "\n")
+	if len(lines) > 200 {
+		t.Errorf("README.md has %d lines: at most 200 (move reference text to doc/)", len(lines))
+	}
+	first := strings.Join(lines[:min(30, len(lines))], "\n")
+	for _, cmd := range []string{"make run_tests", "make test", "make kernel KSRC=", "make vmtest KERNEL="} {
+		if !strings.Contains(first, cmd) {
+			t.Errorf("README.md's first 30 lines do not show %q", cmd)
+		}
+	}
+}
+
+// mdLink finds [text](target) links.
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// Every relative link of README.md, HACKING.md, evidence/README.md and
+// doc/*.md names a file of the tree, and its #anchor, if any, a heading
+// of the file it points into.
+func TestReadmeLinksResolve(t *testing.T) {
+	files := map[string]string{}
+	for p, d := range docs(t) {
+		files[p] = d
+	}
+	for _, p := range []string{"README.md", "HACKING.md", "evidence/README.md"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[p] = string(b)
+	}
+	checked := 0
+	for path, text := range files {
+		for _, m := range mdLink.FindAllStringSubmatch(text, -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			checked++
+			file, anchor, _ := strings.Cut(target, "#")
+			dest := path
+			if file != "" {
+				dest = filepath.Join(filepath.Dir(path), file)
+				if rel, err := filepath.Rel(".", dest); err != nil || strings.HasPrefix(rel, "..") {
+					t.Errorf("%s links to %s, which is outside the tree", path, target)
+					continue
+				}
+				if _, err := os.Stat(dest); err != nil {
+					t.Errorf("%s links to %s, which is not in the tree (%v)", path, target, err)
+					continue
+				}
+			}
+			if anchor == "" {
+				continue
+			}
+			b, err := os.ReadFile(dest)
+			if err != nil {
+				t.Errorf("%s links to %s: %v", path, target, err)
+				continue
+			}
+			if !headingSlugs(string(b))[anchor] {
+				t.Errorf("%s links to %s: %s has no heading for #%s", path, target, dest, anchor)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no relative link found: the pattern is wrong")
+	}
+}
+
+// headingSlugs returns the anchors of a Markdown file's headings, as the
+// usual renderers make them: lower case, punctuation dropped, spaces to -.
+func headingSlugs(text string) map[string]bool {
+	slugs := map[string]bool{}
+	for _, l := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(l, "#") {
+			continue
+		}
+		h := strings.TrimSpace(strings.TrimLeft(l, "#"))
+		var b strings.Builder
+		for _, r := range strings.ToLower(h) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+				b.WriteRune(r)
+			}
+		}
+		slugs[b.String()] = true
+	}
+	return slugs
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // kernelEnv names a kernel image to boot in the end-to-end tests, for
-// example /work/shared/kernels/P.bzImage or P-arm64.Image; the programs are
+// example one that `make kernel` built, or an arm64 Image; the programs are
 // built for its architecture. Without it they skip: they need QEMU and take
 // a few seconds per boot under TCG.
 const kernelEnv = "NLMC_VMTEST_KERNEL"
@@ -192,7 +192,7 @@ func bootKernel(t *testing.T) (kernel, goarch string) {
 	t.Helper()
 	kernel = os.Getenv(kernelEnv)
 	if kernel == "" {
-		t.Skipf("set %s to a kernel image to boot the guest", kernelEnv)
+		t.Skipf("needs a kernel image: set %s to an x86 bzImage or arm64 Image to boot the guest (`make kernel KSRC=...` builds one)", kernelEnv)
 	}
 	arch, err := kimage.Detect(kernel)
 	if err != nil {
