@@ -197,6 +197,17 @@ func (f *failslab) injected() (int64, error) {
 	return injectionTimes - n, nil
 }
 
+// savedSettings lists the knobs as they were before, in order.
+func (f *failslab) savedSettings() string {
+	var l []string
+	for _, k := range failslabKnobs {
+		if v, ok := f.saved[k]; ok {
+			l = append(l, k+"="+v)
+		}
+	}
+	return strings.Join(l, " ")
+}
+
 // close puts every knob back as it was (probability first), and unmounts
 // debugfs if it was mounted here.
 func (f *failslab) close() error {

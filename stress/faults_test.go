@@ -110,4 +110,7 @@ func TestSetupFailureEndsTheModeAtOnce(t *testing.T) {
 		t.Errorf("the mode took %s to fail, with -duration 60s: it waited", took)
 	}
 	knobsAre(t, dir, before)
+	if !strings.Contains(out, "failslab's settings put back: probability=before-probability interval=before-interval times=7") {
+		t.Errorf("the restore is not said:\n%s", out)
+	}
 }
