@@ -44,6 +44,9 @@ type churn struct {
 	mu       sync.Mutex
 	problems []string
 	dropped  int
+	// receipts holds, for every sender's message a churn socket read,
+	// the most copies one churn socket read: that it was sent.
+	receipts map[verify.FromSender]int
 }
 
 const maxChurnProblems = 10
@@ -64,6 +67,7 @@ type churnSock struct {
 	s     *nlsock.Socket
 	rules verify.Churn
 	exact *stable
+	read  map[verify.FromSender]int // what it read, per sender (not for exact)
 }
 
 // where names the namespace a churn socket lives in and what it may see.
@@ -81,16 +85,16 @@ func (w where) rules(name string) verify.Churn {
 // an exact socket, records it).
 func (c *churn) check(cs *churnSock) {
 	for {
-		d, err := cs.s.Recv()
+		d, at, err := recv(cs.s)
 		if errors.Is(err, nlsock.ErrEmpty) {
 			if cs.exact != nil {
-				cs.exact.event(verify.Drained)
+				cs.exact.event(verify.Drained, at)
 			}
 			return
 		}
 		if errors.Is(err, unix.ENOBUFS) {
 			if cs.exact != nil {
-				cs.exact.event(verify.Overrun)
+				cs.exact.event(verify.Overrun, at)
 				continue
 			}
 			c.counts.Overruns.Add(1)
@@ -98,7 +102,7 @@ func (c *churn) check(cs *churnSock) {
 		}
 		if err == nil && cs.exact != nil {
 			c.counts.MsgsChecked.Add(int64(len(d.Msgs)))
-			cs.exact.add(d)
+			cs.exact.add(d, at)
 			continue
 		}
 		if err != nil {
@@ -111,11 +115,73 @@ func (c *churn) check(cs *churnSock) {
 				c.problem(fmt.Sprintf("%s: message without NETLINK_PKTINFO group: %s", cs.s, rtnl.TypeName(uint16(m.Header.Type))))
 				continue
 			}
-			if p := verify.CheckChurn(cs.rules, toGot(d, m), sourceOf, c.names); p != "" {
+			g := toGot(d, m)
+			if p := verify.CheckChurn(cs.rules, g, sourceOf, c.names); p != "" {
 				c.problem(fmt.Sprintf("%s: %s", cs.s, p))
+			} else if s, ok := sentBy(cs.rules, g); ok {
+				if cs.read == nil {
+					cs.read = map[verify.FromSender]int{}
+				}
+				cs.read[verify.FromSender{Sender: s, Msg: g.Msg}]++
 			}
 		}
 	}
+}
+
+// sentBy tells which sender a message a churn socket read (and that its
+// rules allow) comes from: its nsid, or a local sender, or what the
+// message says; ok is false when none of them tells (RTM_NEWSTATS with no
+// nsid where more than one sender is visible).
+func sentBy(rules verify.Churn, g verify.Got) (int, bool) {
+	if g.Tag.HasNSID {
+		s, ok := rules.Mapped[g.Tag.NSID]
+		return s, ok
+	}
+	if s, ok := sourceOf(g.Msg); ok {
+		return s, true
+	}
+	if rules.LocalSender >= 0 && (!rules.EverAllNSID || len(rules.Mapped) == 0) {
+		return rules.LocalSender, true
+	}
+	if rules.LocalSender < 0 && len(rules.Mapped) == 1 {
+		for _, s := range rules.Mapped {
+			return s, true
+		}
+	}
+	return 0, false
+}
+
+// retire ends a churn socket's part in the walks: it leaves every group
+// (the walk finds it no more: leaving takes netlink_table_grab(), which
+// waits for the broadcasts under way), then everything queued is read,
+// so that what it got counts as proof of sending (receipts), and the
+// caller may close it.
+func (c *churn) retire(cs *churnSock) error {
+	if err := cs.s.Bind(cs.s.Portid(), 0); err != nil {
+		return err
+	}
+	if err := cs.s.Leave(groupStats); err != nil {
+		return err
+	}
+	c.check(cs)
+	c.keep(cs)
+	return nil
+}
+
+// keep adds what cs read to the receipts.
+func (c *churn) keep(cs *churnSock) {
+	if len(cs.read) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.receipts == nil {
+		c.receipts = map[verify.FromSender]int{}
+	}
+	for k, n := range cs.read {
+		c.receipts[k] = max(c.receipts[k], n)
+	}
+	cs.read = nil
 }
 
 // prepare makes a fresh churn socket: PKTINFO on (every message then says
@@ -190,6 +256,7 @@ func (c *churn) sockets(ctx context.Context, w where, name string, seed uint64) 
 					cs.s.Wait(time.Duration(1+rng.IntN(3)) * time.Millisecond)
 					c.check(cs)
 				}
+				err = c.retire(cs)
 			}
 			cs.s.Close()
 			c.counts.SocketOpenClose.Add(1)
@@ -315,6 +382,11 @@ func (c *churn) oneNamespace(ctx context.Context, senders []*sender, rng *rand.R
 		css[0].s.Wait(5 * time.Millisecond)
 		for _, cs := range css {
 			c.check(cs)
+		}
+	}
+	for _, cs := range css {
+		if err := c.retire(cs); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -36,6 +36,7 @@ import (
 // with slub_debug=A,skbuff_head_cache. Every knob is saved first and put
 // back on every way out.
 const (
+	threadMark     = "/proc/thread-self/make-it-fail"
 	debugfs        = "/sys/kernel/debug"
 	failslabDir    = debugfs + "/failslab"
 	skbCacheMark   = "/sys/kernel/slab/skbuff_head_cache/failslab"
@@ -44,11 +45,26 @@ const (
 	injectionTimes = 1_000_000_000
 )
 
+// injector is what a fault mode needs of the injection: the senders mark
+// their threads, then failures start, and they stop before the senders do.
+type injector interface {
+	markThread() error
+	start(percent int) error
+	stop() error
+}
+
 // failslab is the injection, set up for a fault mode.
 type failslab struct {
+	dir  string // failslab's debugfs directory (failslabDir)
+	mark string // the calling thread's mark (threadMark)
+	// write writes a knob (os.WriteFile unless a test says otherwise).
+	write   func(name string, data []byte) error
 	saved   map[string]string // knob -> value before
 	mounted bool              // debugfs was mounted here
 }
+
+// openInjection opens the fault modes' injection; a test replaces it.
+var openInjection = openFailslab
 
 // failslabKnobs are the knobs set, in the order they are set.
 var failslabKnobs = []string{"probability", "interval", "times", "space", "verbose", "task-filter", "cache-filter", "ignore-gfp-wait"}
@@ -56,11 +72,11 @@ var failslabKnobs = []string{"probability", "interval", "times", "space", "verbo
 // openFailslab prepares the injection with probability 0. skip says why
 // it cannot be done here (the kernel lacks it); err is anything else.
 func openFailslab() (f *failslab, skip string, err error) {
-	f = &failslab{saved: map[string]string{}}
+	f = &failslab{mark: threadMark, saved: map[string]string{}}
 	// Without CONFIG_FAULT_INJECTION a thread cannot be marked: nothing
 	// to mount debugfs for.
-	if _, err := os.Stat("/proc/thread-self/make-it-fail"); err != nil {
-		return nil, fmt.Sprintf("no /proc/thread-self/make-it-fail (%v): the kernel lacks CONFIG_FAULT_INJECTION and CONFIG_FAILSLAB", err), nil
+	if _, err := os.Stat(threadMark); err != nil {
+		return nil, fmt.Sprintf("no %s (%v): the kernel lacks CONFIG_FAULT_INJECTION and CONFIG_FAILSLAB", threadMark, err), nil
 	}
 	if _, err := os.Stat(failslabDir); errors.Is(err, os.ErrNotExist) {
 		if mounted, err := isDebugfsMounted(); err != nil {
@@ -80,11 +96,21 @@ func openFailslab() (f *failslab, skip string, err error) {
 		f.close()
 		return nil, skip, nil
 	}
+	if err := f.setUp(failslabDir); err != nil {
+		return nil, "", err
+	}
+	return f, "", nil
+}
+
+// setUp saves every knob in dir and sets it for the fault modes, with
+// probability 0; on an error it puts back what it saved and closes f.
+func (f *failslab) setUp(dir string) error {
+	f.dir = dir
 	for _, k := range failslabKnobs {
-		v, err := readKnob(k)
+		v, err := f.readKnob(k)
 		if err != nil {
 			f.close()
-			return nil, "", err
+			return err
 		}
 		f.saved[k] = v
 	}
@@ -92,12 +118,12 @@ func openFailslab() (f *failslab, skip string, err error) {
 		{"probability", "0"}, {"interval", "1"}, {"times", strconv.Itoa(injectionTimes)}, {"space", "0"},
 		{"verbose", "0"}, {"task-filter", "Y"}, {"cache-filter", "Y"}, {"ignore-gfp-wait", "N"},
 	} {
-		if err := writeKnob(kv[0], kv[1]); err != nil {
+		if err := f.writeKnob(kv[0], kv[1]); err != nil {
 			f.close()
-			return nil, "", err
+			return err
 		}
 	}
-	return f, "", nil
+	return nil
 }
 
 // markSkbCache makes sure skbuff_head_cache is the one cache failures are
@@ -131,16 +157,20 @@ func isDebugfsMounted() (bool, error) {
 	return false, sc.Err()
 }
 
-func readKnob(k string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(failslabDir, k))
+func (f *failslab) readKnob(k string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(f.dir, k))
 	if err != nil {
 		return "", fmt.Errorf("failslab: %w", err)
 	}
 	return strings.TrimSpace(string(b)), nil
 }
 
-func writeKnob(k, v string) error {
-	if err := os.WriteFile(filepath.Join(failslabDir, k), []byte(v), 0); err != nil {
+func (f *failslab) writeKnob(k, v string) error {
+	write := f.write
+	if write == nil {
+		write = func(name string, data []byte) error { return os.WriteFile(name, data, 0) }
+	}
+	if err := write(filepath.Join(f.dir, k), []byte(v)); err != nil {
 		return fmt.Errorf("failslab: write %s to %s: %w", v, k, err)
 	}
 	return nil
@@ -148,15 +178,15 @@ func writeKnob(k, v string) error {
 
 // start injects failures into a percent of the marked threads'
 // allocations from skbuff_head_cache.
-func (f *failslab) start(percent int) error { return writeKnob("probability", strconv.Itoa(percent)) }
+func (f *failslab) start(percent int) error { return f.writeKnob("probability", strconv.Itoa(percent)) }
 
 // stop ends the injection (through debugfs: a marked thread's own
 // writes would fail too).
-func (f *failslab) stop() error { return writeKnob("probability", "0") }
+func (f *failslab) stop() error { return f.writeKnob("probability", "0") }
 
 // injected returns how many failures have been injected since open.
 func (f *failslab) injected() (int64, error) {
-	v, err := readKnob("times")
+	v, err := f.readKnob("times")
 	if err != nil {
 		return 0, err
 	}
@@ -167,13 +197,24 @@ func (f *failslab) injected() (int64, error) {
 	return injectionTimes - n, nil
 }
 
+// savedSettings lists the knobs as they were before, in order.
+func (f *failslab) savedSettings() string {
+	var l []string
+	for _, k := range failslabKnobs {
+		if v, ok := f.saved[k]; ok {
+			l = append(l, k+"="+v)
+		}
+	}
+	return strings.Join(l, " ")
+}
+
 // close puts every knob back as it was (probability first), and unmounts
 // debugfs if it was mounted here.
 func (f *failslab) close() error {
 	var first error
 	for _, k := range failslabKnobs {
 		if v, ok := f.saved[k]; ok {
-			if err := writeKnob(k, v); err != nil && first == nil {
+			if err := f.writeKnob(k, v); err != nil && first == nil {
 				first = err
 			}
 		}
@@ -188,8 +229,8 @@ func (f *failslab) close() error {
 
 // markThread marks the calling thread for the injection. Call it before
 // any failure is injected: the write itself allocates.
-func markThread() error {
-	if err := os.WriteFile("/proc/thread-self/make-it-fail", []byte("1"), 0); err != nil {
+func (f *failslab) markThread() error {
+	if err := os.WriteFile(f.mark, []byte("1"), 0); err != nil {
 		return fmt.Errorf("mark the sender's thread for failslab: %w", err)
 	}
 	return nil

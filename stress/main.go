@@ -14,7 +14,8 @@
 // completed -min-batches batches (and, switch mode, the writer -min-writes
 // verified writes), and the kernel reported nothing while it ran. A mode
 // runs for -duration and then on until those minima are reached, at most
-// -max-duration.
+// -max-duration; a mode short of a minimum then, whose checks all passed,
+// SKIPs: it proved less than asked, which says nothing about the kernel.
 //
 // Self-tests of the detectors (not for normal runs): -inject-duplicate
 // makes a user-space socket multicast one copy of a message sender S0
@@ -33,6 +34,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -50,7 +54,7 @@ var cfg config
 var suite = selftests.Suite{
 	Name: program,
 	About: "Stress of NETLINK_ROUTE multicast delivery under socket, membership, option and namespace churn,\n" +
-		"with net.core.netlink_route_mc_index held at 0, at 1, and flipping, checked exactly at stable receivers.",
+		"with net.core.netlink_route_mc_index held at 0, at 1, and flipping, checked exactly at stable receivers.\n\n" + minimaHelp,
 	Flags:     cfg.register,
 	Check:     cfg.check,
 	Aliases:   []selftests.Alias{{Name: "mode", For: "t", All: "all"}},
@@ -133,10 +137,11 @@ func runModeCase(t selftests.T, m mode) {
 			t.Skipf("%s", skip)
 		}
 	}
-	var inj *failslab
+	var inj injector
+	var slab *failslab
 	var leaks *kmemleak
 	if m.faults {
-		f, skip, err := openFailslab()
+		f, skip, err := openInjection()
 		switch {
 		case err != nil:
 			t.Fatalf("%v", err)
@@ -146,9 +151,11 @@ func runModeCase(t selftests.T, m mode) {
 		t.Cleanup(func() {
 			if err := f.close(); err != nil {
 				t.Errorf("put failslab's settings back: %v", err)
+				return
 			}
+			t.Logf("failslab's settings put back: %s", f.savedSettings())
 		})
-		inj = f
+		inj, slab = f, f
 		k, ok, err := openKmemleak()
 		if err != nil {
 			t.Fatalf("%v", err)
@@ -174,16 +181,14 @@ func runModeCase(t selftests.T, m mode) {
 	}
 	t.Logf("%s; %d senders, %s, %d cycles per batch", m.about, cfg.senders, cfg.duration, cycles)
 	out := runMode(ctx, cfg, m, sw, cpus, writer, inj)
-	if inj != nil && !out.report.Interrupted {
-		afterFaults(t, &out, inj, leaks)
+	if slab != nil && !out.report.Interrupted {
+		afterFaults(t, &out, slab, leaks)
 	}
 	out.report.Problems = len(out.problems)
-	out.report.Checks = "pass"
-	switch {
-	case out.report.Interrupted:
+	out.report.Checks = out.verdict()
+	out.report.Shortfalls = out.shortfalls
+	if out.report.Interrupted {
 		out.report.Checks = "interrupted"
-	case len(out.problems) > 0:
-		out.report.Checks = "fail"
 	}
 	for _, n := range out.notes {
 		t.Logf("%s", n)
@@ -199,7 +204,25 @@ func runModeCase(t selftests.T, m mode) {
 		// Under a stop this reads "interrupted by SIGTERM"; at the
 		// frame's deadline, the TIMEOUT says why.
 		t.Errorf("stopped after %.1fs, before its minima were checked", out.report.DurationS)
+		return
 	}
+	if len(out.problems) > 0 {
+		for _, s := range out.shortfalls {
+			t.Logf("also short of a minimum: %s", s)
+		}
+		return
+	}
+	if len(out.shortfalls) > 0 {
+		// Every check passed, but on less than the run was asked to
+		// prove: a slow machine, not a kernel failure; never a pass.
+		t.Skipf("%s", skipReason(out.shortfalls))
+	}
+}
+
+// skipReason says why a mode in which every check passed SKIPs: what it
+// fell short of, with the rates it reached.
+func skipReason(shortfalls []string) string {
+	return "every check passed, but the run proved less than asked (a slow machine?): " + strings.Join(shortfalls, "; ")
 }
 
 // kmemleakMinAge is how old kmemleak wants an unreferenced object before
@@ -208,16 +231,16 @@ func runModeCase(t selftests.T, m mode) {
 const kmemleakMinAge = 5 * time.Second
 
 // afterFaults checks what a fault mode must have done: failures were
-// injected, and once the kernel has torn down the mode's namespaces, no
-// object leaked.
+// injected (how many hit the broadcast, runMode judges), and once the
+// kernel has torn down the mode's namespaces, no object leaked.
 func afterFaults(t selftests.T, out *outcome, inj *failslab, leaks *kmemleak) {
 	n, err := inj.injected()
 	if err != nil {
 		out.fail("%v", err)
 	}
 	out.report.Injected = n
-	if min := max(1, cfg.minFailures); n < min {
-		out.fail("%d allocation failures were injected, fewer than %d (-min-failures): the mode proved nothing about the kernel's failure paths", n, min)
+	if n == 0 && err == nil && out.report.DurationS > 0 && len(out.problems) == 0 {
+		out.fail("no allocation failure was injected: the mode proved nothing about the kernel's failure paths")
 	}
 	if leaks == nil {
 		return
@@ -232,6 +255,11 @@ func afterFaults(t selftests.T, out *outcome, inj *failslab, leaks *kmemleak) {
 		return
 	}
 	suspects, err := leaks.scan()
+	if errors.Is(err, unix.EPERM) && bootedWith("kmemleak=off") {
+		// kmemleak_write() refuses a scan while kmemleak is disabled.
+		out.notes = append(out.notes, "the kernel was booted with kmemleak=off: leaks are not looked for")
+		return
+	}
 	if err != nil {
 		out.fail("%v", err)
 		return
@@ -244,6 +272,12 @@ func afterFaults(t selftests.T, out *outcome, inj *failslab, leaks *kmemleak) {
 		}
 		out.fail("kmemleak: %s", s)
 	}
+}
+
+// bootedWith says the kernel's command line has the parameter p.
+func bootedWith(p string) bool {
+	b, err := os.ReadFile("/proc/cmdline")
+	return err == nil && slices.Contains(strings.Fields(string(b)), p)
 }
 
 // needs says why the stress run cannot run here: its receivers force
@@ -269,7 +303,7 @@ func needs() string {
 // register adds the program's own flags.
 func (c *config) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.duration, "duration", 60*time.Second, "how long each mode runs at least; it goes on until the minima are reached")
-	fs.DurationVar(&c.maxDuration, "max-duration", 0, "how long each mode may run to reach -min-batches and -min-writes; short of them then, it fails (default 4 × -duration)")
+	fs.DurationVar(&c.maxDuration, "max-duration", 0, "how long each mode may run to reach -min-batches, -min-writes and -min-failures; short of one then, it SKIPs (default 4 × -duration, 8 × with KSFT_MACHINE_SLOW=yes)")
 	fs.IntVar(&c.senders, "senders", 2, "sender threads, each in its own namespace, pinned to one CPU")
 	fs.IntVar(&c.minBatches, "min-batches", 100, "batches every sender must complete for the mode to pass")
 	fs.Int64Var(&c.minWrites, "min-writes", 1000, "verified switch writes the switch mode must make")
@@ -283,9 +317,22 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.injectLoss, "inject-loss", false, "SELF-TEST of the checker: the drainers of a stable receiver and of an option-churn socket each throw away one message they read; the mode must fail, naming both")
 	fs.BoolVar(&c.injectIdle, "inject-idle", false, "SELF-TEST of the checker: halfway through each mode, send one message to an idle subscriber; the mode must fail")
 	fs.BoolVar(&c.injectOverrun, "inject-overrun", false, "SELF-TEST of the checker: halfway through each mode, make a stable receiver overrun; the mode must fail (the fault modes account for overruns: there it must pass)")
-	fs.IntVar(&c.failPercent, "fail-percent", 5, "fault modes: the percentage of the senders' socket buffer allocations that fail")
-	fs.Int64Var(&c.minFailures, "min-failures", 1, "fault modes: allocation failures a mode must inject to pass")
+	fs.BoolVar(&c.injectSetupFailure, "inject-setup-failure", false, "SELF-TEST of the run: sender S0's CPU pinning fails before it marks its thread; the mode must fail at once, injecting nothing")
+	fs.IntVar(&c.failPercent, "fail-percent", 20, "fault modes: the percentage of the senders' socket buffer allocations that fail (20 reached -min-failures 100 in 100-150 s a mode on P-fault, KASAN under TCG on a loaded host; 5 hit the broadcast 0.2-0.5 times a second there)")
+	fs.Int64Var(&c.minFailures, "min-failures", 100, "fault modes: failures that must hit the broadcast: ENOBUFS at the receivers only a failed clone in the walk overruns (the foreign LISTEN_ALL_NSID observer, the NETLINK_USERSOCK subscribers); none at all fails the mode")
 }
+
+// minimaHelp is the -h text on the count minima (-min-batches,
+// -min-writes, -min-failures, half the batches with a flip): they are
+// promises about what a run proves, not about the kernel. netdev CI sets
+// KSFT_MACHINE_SLOW=yes on slow runners.
+const minimaHelp = "Count minima (-min-batches, -min-writes, -min-failures): a mode short of one by -max-duration, with every check passed, SKIPs\n" +
+	"saying what it missed and the rates reached. KSFT_MACHINE_SLOW=yes makes -max-duration default to 8 × -duration;\n" +
+	"$kselftest_override_timeout (seconds) caps -max-duration so that the six modes fit in it."
+
+// modeOverhead is what a mode takes besides its run, on a slow kernel:
+// building the topology, judging it, the teardown wait and kmemleak's scans.
+const modeOverhead = 60 * time.Second
 
 // check validates the flags.
 func (c *config) check() error {
@@ -315,10 +362,36 @@ func (c *config) check() error {
 	case c.minFailures < 0:
 		return fmt.Errorf("-min-failures %d: must not be negative", c.minFailures)
 	}
+	c.slow = os.Getenv("KSFT_MACHINE_SLOW") == "yes"
 	if c.maxDuration == 0 {
-		c.maxDuration = min(4*c.duration, maxDuration)
+		factor := time.Duration(4)
+		if c.slow {
+			factor = 8
+		}
+		c.maxDuration = min(factor*c.duration, maxDuration)
+	}
+	if v := os.Getenv("kselftest_override_timeout"); v != "" {
+		secs, err := strconv.Atoi(v)
+		if err != nil || secs <= 0 {
+			return fmt.Errorf("kselftest_override_timeout=%q: want a number of seconds", v)
+		}
+		c.fitTimeout(time.Duration(secs) * time.Second)
 	}
 	return nil
+}
+
+// fitTimeout caps -max-duration so that every mode, its overhead
+// included, ends within the runner's timeout; never below -duration.
+func (c *config) fitTimeout(timeout time.Duration) {
+	fit := timeout/time.Duration(len(modes)) - modeOverhead
+	if fit >= c.maxDuration {
+		return
+	}
+	c.maxDuration = max(fit, c.duration)
+	c.capped = fmt.Sprintf("-max-duration cut to %s so that %d modes fit in kselftest_override_timeout=%s", c.maxDuration, len(modes), timeout)
+	if fit < c.duration {
+		c.capped += fmt.Sprintf(" (it should be %s: -duration %s does not fit)", fit, c.duration)
+	}
 }
 
 // maxDuration bounds -duration and -max-duration: a week, far more than
@@ -340,6 +413,9 @@ func (c *config) weaknesses() []string {
 	}
 	if c.idle == 0 {
 		w = append(w, "-idle 0: the walks of the global lists are short")
+	}
+	if c.capped != "" {
+		w = append(w, c.capped)
 	}
 	return w
 }

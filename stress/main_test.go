@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"nlmcast/ktap"
 	"nlmcast/selftests"
@@ -133,5 +134,59 @@ func TestWeakFlagsAreSaid(t *testing.T) {
 	}
 	if code, out := runProgram(t, "-duration", "1000000h"); code != ktap.ExitFail || !strings.Contains(out, "at most 168h0m0s") {
 		t.Errorf("-duration 1000000h: exit %d, output:\n%s", code, out)
+	}
+}
+
+// A mode in which every check passed but a count minimum was not reached
+// SKIPs, naming the minimum and the rate reached; with a problem it fails.
+func TestShortfallSkips(t *testing.T) {
+	var o outcome
+	if o.verdict() != "pass" {
+		t.Errorf("empty outcome: %s", o.verdict())
+	}
+	o.short("sender S0 completed 85 batches in 121.0s (0.7/s; -max-duration 2m1s), fewer than -min-batches 100")
+	if o.verdict() != "short" {
+		t.Errorf("with a shortfall: %s, want short", o.verdict())
+	}
+	if r := skipReason(o.shortfalls); !strings.Contains(r, "proved less than asked") || !strings.Contains(r, "(0.7/s;") {
+		t.Errorf("skip reason %q", r)
+	}
+	o.fail("lost a message")
+	if o.verdict() != "fail" {
+		t.Errorf("with a problem and a shortfall: %s, want fail", o.verdict())
+	}
+}
+
+// On the running kernel: -min-batches no sender can reach SKIPs fixed0,
+// with the rate reached (before, it failed it).
+func TestImpossibleMinimumSkips(t *testing.T) {
+	requireRoot(t)
+	code, out := runProgram(t, "-t", "fixed0", "-duration", "1s", "-max-duration", "2s", "-min-batches", "100000000", "-idle", "16")
+	if code != ktap.ExitSkip || !regexp.MustCompile(`ok 1 `+program+`\.fixed0 # SKIP every check passed, but the run proved less than asked \(a slow machine\?\): sender S0 completed \d+ batches in [0-9.]+s \([0-9.]+/s; -max-duration 2s\), fewer than -min-batches 100000000`).MatchString(out) {
+		t.Fatalf("exit %d, want %d and a SKIP naming the minimum; output:\n%s", code, ktap.ExitSkip, out)
+	}
+	if !strings.Contains(out, `"checks":"short"`) || !strings.Contains(out, `"shortfalls":["sender S0 completed`) {
+		t.Errorf("the JSON line does not say short:\n%s", out)
+	}
+}
+
+// KSFT_MACHINE_SLOW=yes doubles the default -max-duration, and
+// kselftest_override_timeout caps it so that the six modes fit.
+func TestSlowMachineAndTimeout(t *testing.T) {
+	t.Setenv("KSFT_MACHINE_SLOW", "yes")
+	c := config{duration: 60 * time.Second, senders: 2, cycles: 4, switchCycles: 16, nsPace: time.Millisecond, failPercent: 5}
+	if err := c.check(); err != nil || c.maxDuration != 8*time.Minute {
+		t.Errorf("KSFT_MACHINE_SLOW=yes: -max-duration %s (%v), want 8m", c.maxDuration, err)
+	}
+	t.Setenv("KSFT_MACHINE_SLOW", "")
+	t.Setenv("kselftest_override_timeout", "900")
+	c.maxDuration = 0
+	if err := c.check(); err != nil || c.maxDuration != 90*time.Second || !strings.Contains(strings.Join(c.weaknesses(), "\n"), "kselftest_override_timeout=15m0s") {
+		t.Errorf("kselftest_override_timeout=900: -max-duration %s (%v), weaknesses %q; want 90s (900 s / 6 modes - 60 s)", c.maxDuration, err, c.weaknesses())
+	}
+	t.Setenv("kselftest_override_timeout", "300")
+	c.maxDuration, c.capped = 0, ""
+	if err := c.check(); err != nil || c.maxDuration != c.duration || !strings.Contains(c.capped, "does not fit") {
+		t.Errorf("kselftest_override_timeout=300: -max-duration %s (%v), %q", c.maxDuration, err, c.capped)
 	}
 }

@@ -35,8 +35,13 @@ type config struct {
 	injectLoss            bool // a stable receiver's drainer drops a message it read
 	injectIdle            bool // an idle subscriber is sent a message
 	injectOverrun         bool // a stable receiver is made to overrun
+	injectSetupFailure    bool // sender S0's CPU pinning fails
 	failPercent           int  // fault modes: failslab's probability
 	minFailures           int64
+	// slow is KSFT_MACHINE_SLOW=yes: the default -max-duration is longer.
+	slow bool
+	// capped says why -max-duration was cut to fit the runner's timeout.
+	capped string
 }
 
 // mode is one of the runs.
@@ -59,21 +64,40 @@ var modes = []mode{
 // flipping says the mode flips the switch.
 func (m mode) flipping() bool { return m.value == "" }
 
-// outcome is what one mode found.
+// outcome is what one mode found. problems fail it; shortfalls are the
+// minima it did not reach (batches, writes, flips during batches,
+// failures that hit the broadcast): a run that proved less than it was
+// asked to, which, when nothing failed, SKIPs.
 type outcome struct {
-	problems []string
-	notes    []string
-	report   modeReport
+	problems   []string
+	shortfalls []string
+	notes      []string
+	report     modeReport
 }
 
 func (o *outcome) fail(f string, a ...any) { o.problems = append(o.problems, fmt.Sprintf(f, a...)) }
+func (o *outcome) short(f string, a ...any) {
+	o.shortfalls = append(o.shortfalls, fmt.Sprintf(f, a...))
+}
+
+// verdict is how a mode ends: "fail" with problems, "short" without
+// problems but with shortfalls (a SKIP), "pass" otherwise.
+func (o *outcome) verdict() string {
+	switch {
+	case len(o.problems) > 0:
+		return "fail"
+	case len(o.shortfalls) > 0:
+		return "short"
+	}
+	return "pass"
+}
 
 // runMode runs one mode: fresh namespaces, stable receivers, idle
 // subscribers, senders, churn and (switch mode) the switch writer, for
 // cfg.duration; then it judges every receiver. cpus are the CPUs the
 // senders are pinned to, one each, and writerCPU the switch writer's. inj
 // is the fault modes' failure injection (nil otherwise).
-func runMode(ctx context.Context, cfg config, m mode, sw *mcswitch.Switch, cpus []int, writerCPU int, inj *failslab) (out outcome) {
+func runMode(ctx context.Context, cfg config, m mode, sw *mcswitch.Switch, cpus []int, writerCPU int, inj injector) (out outcome) {
 	out.report.Mode = m.name
 	t := &topology{cfg: cfg, faults: inj != nil}
 	if m.flipping() {
@@ -135,20 +159,38 @@ func runMode(ctx context.Context, cfg config, m mode, sw *mcswitch.Switch, cpus 
 	}
 	for _, s := range t.senders {
 		if s.batches < cfg.minBatches {
-			out.fail("sender %s completed %d batches in %.1fs (-max-duration %s), fewer than -min-batches %d", s.name, s.batches, elapsed.Seconds(), cfg.maxDuration, cfg.minBatches)
+			out.short("sender %s completed %d batches in %.1fs (%.1f/s; -max-duration %s), fewer than -min-batches %d", s.name, s.batches, elapsed.Seconds(),
+				perSecond(int64(s.batches), elapsed), cfg.maxDuration, cfg.minBatches)
 		}
 	}
 	if out.report.Switch == "flipping" {
 		if writes < cfg.minWrites {
-			out.fail("the switch writer made %d verified writes in %.1fs (-max-duration %s), fewer than -min-writes %d", writes, elapsed.Seconds(), cfg.maxDuration, cfg.minWrites)
+			out.short("the switch writer made %d verified writes in %.1fs (%.1f/s; -max-duration %s), fewer than -min-writes %d", writes, elapsed.Seconds(),
+				perSecond(writes, elapsed), cfg.maxDuration, cfg.minWrites)
 		}
 		// The mode exists for flips that land while a batch is in the
 		// kernel: a run where they mostly came between batches proved
 		// little about the walk switching under a broadcast.
 		for _, s := range t.senders {
 			if p := s.flips.problem(s.name); p != "" {
-				out.fail("%s", p)
+				out.short("%s", p)
 			}
+		}
+	}
+	if inj != nil {
+		// The failures that hit the broadcast, as the receivers that
+		// only a failed clone can overrun saw them. None at all, with
+		// failures injected, is a failure: the injection does not reach
+		// the walk, or the kernel hides its failures.
+		n := t.cloneFailures()
+		out.report.CloneFailures = n
+		switch min := max(1, cfg.minFailures); {
+		case n == 0:
+			out.fail("no failure hit the broadcast in %.1fs: none of %s read an ENOBUFS, though only a failed clone in do_one_broadcast() overruns them and %d%% of the senders' skbuff_head_cache allocations failed",
+				elapsed.Seconds(), joinKinds(cloneOnlyKinds), cfg.failPercent)
+		case n < min:
+			out.short("%d failures hit the broadcast (ENOBUFS at %s) in %.1fs (%.1f/s; -max-duration %s), fewer than -min-failures %d",
+				n, joinKinds(cloneOnlyKinds), elapsed.Seconds(), perSecond(n, elapsed), cfg.maxDuration, min)
 		}
 	}
 	return out
@@ -161,7 +203,7 @@ func runMode(ctx context.Context, cfg config, m mode, sw *mcswitch.Switch, cpus 
 // completed cfg.minBatches batches and the writer cfg.minWrites writes, or
 // at cfg.maxDuration, on ctx, or on the first error. It returns how long
 // the senders ran and the verified switch writes.
-func (t *topology) run(ctx context.Context, out *outcome, sw *mcswitch.Switch, writerCPU int, inj *failslab) (time.Duration, int64) {
+func (t *topology) run(ctx context.Context, out *outcome, sw *mcswitch.Switch, writerCPU int, inj injector) (time.Duration, int64) {
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	var writes atomic.Int64
@@ -179,20 +221,18 @@ func (t *topology) run(ctx context.Context, out *outcome, sw *mcswitch.Switch, w
 	}
 	seed := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 
-	var marked sync.WaitGroup
 	start := time.Now()
 	var workers, senders sync.WaitGroup
-	for _, s := range t.senders {
+	ready := make(chan error, len(t.senders))
+	for i, s := range t.senders {
 		if flipping {
 			s.writes = &writes
 		}
 		if inj != nil {
-			marked.Add(1)
-			s.markThread = func() error {
-				defer marked.Done()
-				return markThread()
-			}
+			s.markThread = inj.markThread
 		}
+		s.ready = func(err error) { ready <- err }
+		s.breakSetup = t.cfg.injectSetupFailure && i == 0
 		senders.Add(1)
 		go func() {
 			defer senders.Done()
@@ -232,14 +272,19 @@ func (t *topology) run(ctx context.Context, out *outcome, sw *mcswitch.Switch, w
 	for _, inject := range t.selfTests(out, &mu) {
 		defer inject.Stop()
 	}
-	if inj != nil {
-		marked.Wait()
+	// Failures are injected once every sender has marked its thread; a
+	// sender that could not set up ends the run at once (its error is
+	// the run's problem), with nothing injected.
+	if inj != nil && t.allReady(runCtx, ready) {
 		if err := inj.start(t.cfg.failPercent); err != nil {
 			failRun("failslab", err)
 		}
 		// The senders' last batches run without failures: the
 		// injection stops when the run is told to, before they end.
+		stopped := make(chan struct{})
+		defer func() { <-stopped }()
 		go func() {
+			defer close(stopped)
 			<-runCtx.Done()
 			if err := inj.stop(); err != nil {
 				note("failslab: %v", err)
@@ -257,6 +302,22 @@ func (t *topology) run(ctx context.Context, out *outcome, sw *mcswitch.Switch, w
 		mu.Unlock()
 	}
 	return elapsed, writes.Load()
+}
+
+// allReady waits until every sender has said it is set up; false if one
+// could not, or the run ended first.
+func (t *topology) allReady(ctx context.Context, ready <-chan error) bool {
+	for range t.senders {
+		select {
+		case err := <-ready:
+			if err != nil {
+				return false
+			}
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return ctx.Err() == nil
 }
 
 // selfTests arms the detectors' self-tests the flags ask for, halfway
@@ -325,6 +386,9 @@ func (t *topology) monitor(ctx context.Context, stop func(), writes *atomic.Int6
 			continue
 		}
 		enough := !flipping || writes.Load() >= t.cfg.minWrites
+		if t.faults {
+			enough = enough && t.cloneFailures() >= max(1, t.cfg.minFailures)
+		}
 		for _, s := range t.senders {
 			enough = enough && s.completed.Load() >= int64(t.cfg.minBatches)
 		}
@@ -359,16 +423,40 @@ func (t *topology) judge(out *outcome) {
 	for _, cs := range t.exact {
 		receivers = append(receivers, cs.exact)
 	}
+	// What the churn pools still hold: read now (every broadcast is
+	// over), so that what they got counts as proof of sending.
+	for _, cs := range append(append([]*churnSock(nil), t.members...), t.options...) {
+		if cs.exact == nil {
+			ch.check(cs)
+			ch.keep(cs)
+		}
+	}
 	var faults *verify.Faults
 	if t.faults {
-		faults = &verify.Faults{Delivered: map[verify.FromSender]int{}, Unsure: map[verify.Msg]bool{}}
+		// A message no socket got may never have been sent (its
+		// nlmsg_new() failed). Sent or not, every socket that can show
+		// it is asked: the stable receivers, the churn sockets whose
+		// transcripts are known, and every other churn socket, each
+		// read to the end before it left the walks. That matters: the
+		// first candidate of a walk gets the notification itself
+		// (do_one_broadcast(): skb_get() of an skb nobody shares, no
+		// clone that could fail), and new subscribers, the churn
+		// sockets, are walked first (sk_add_bind_node() and the index
+		// lists add at the head).
+		faults = &verify.Faults{Delivered: map[verify.FromSender]int{}, Unsure: map[verify.Msg]bool{}, Sent: map[int][]verify.Span{}}
 		for _, st := range receivers {
 			faults.CountDelivered(st.want, st.got)
 		}
-		for _, s := range t.senders {
+		ch.mu.Lock()
+		for k, c := range ch.receipts {
+			faults.Delivered[k] = max(faults.Delivered[k], c)
+		}
+		ch.mu.Unlock()
+		for i, s := range t.senders {
 			for m := range s.unsure {
 				faults.Unsure[m] = true
 			}
+			faults.Sent[i], faults.Sent[n+i] = s.transcriptAt, s.userTranscriptAt
 		}
 	}
 	out.report.Deliveries = map[string]int{}

@@ -30,17 +30,40 @@ type stable struct {
 	want verify.Receiver
 	sock *nlsock.Socket
 
-	got    []verify.Got
-	errs   []string
-	intern map[string]string
-	stop   atomic.Bool
-	done   chan struct{}
+	got  []verify.Got
+	errs []string
+	// overruns counts the ENOBUFS read so far, for the run's monitor.
+	// cloneOnly says only a failed clone in the broadcast walk can overrun
+	// the receiver: netlink_set_err() does not reach it (a NETLINK_ROUTE
+	// socket in another namespace, or NETLINK_USERSOCK, whose multicast
+	// has no nlmsg_new()), and its buffer is never full.
+	overruns  atomic.Int64
+	cloneOnly bool
+	intern    map[string]string
+	stop      atomic.Bool
+	done      chan struct{}
 
 	// Self-tests of the checker: dropOne makes the drainer throw away one
 	// message it read (-inject-loss); pause holds it, until closed, while
 	// the receiver is made to overrun (-inject-overrun).
 	dropOne atomic.Bool
 	pause   atomic.Pointer[chan struct{}]
+}
+
+// runClock orders the senders' broadcasts and the receivers' reads on one
+// scale: a counter every thread advances with an atomic add, so a stamp
+// taken before a system call and one taken after it bound what the call
+// did, against any other thread's stamps. The fault modes' checker needs
+// it to tie an ENOBUFS to the losses of its own overrun.
+var runClock atomic.Int64
+
+func stamp() int64 { return runClock.Add(1) }
+
+// recv reads one datagram from sock and says when.
+func recv(sock *nlsock.Socket) (nlsock.Datagram, verify.Span, error) {
+	from := stamp()
+	d, err := sock.Recv()
+	return d, verify.Span{From: from, To: stamp()}, err
 }
 
 func newStable(kind string, home *netns.NS, sock *nlsock.Socket, want verify.Receiver) (*stable, error) {
@@ -65,20 +88,20 @@ func (r *stable) drain() {
 	for {
 		stopped := r.stop.Load()
 		for {
-			d, err := r.sock.Recv()
+			d, at, err := recv(r.sock)
 			if errors.Is(err, nlsock.ErrEmpty) {
-				r.event(verify.Drained)
+				r.event(verify.Drained, at)
 				break
 			}
 			if errors.Is(err, unix.ENOBUFS) {
-				r.event(verify.Overrun)
+				r.event(verify.Overrun, at)
 				continue
 			}
 			if err != nil {
 				r.errs = append(r.errs, err.Error())
 				return
 			}
-			r.add(d)
+			r.add(d, at)
 		}
 		if stopped {
 			return
@@ -131,21 +154,26 @@ func (r *stable) overrun() error {
 	return fmt.Errorf("%s: no notification dropped within 10s with a receive buffer of the least size", r.want.Name)
 }
 
-// event records an Overrun or Drained in the stream; Drained once for a
-// run of empty reads, which say no more than the first.
-func (r *stable) event(e verify.Event) {
+// event records an Overrun or Drained in the stream, read at at; Drained
+// once for a run of empty reads: the first is the one that ended an
+// overrun, the ones after it say no more.
+func (r *stable) event(e verify.Event, at verify.Span) {
 	if n := len(r.got); e == verify.Drained && (n == 0 || r.got[n-1].Event == verify.Drained) {
 		return
 	}
-	r.got = append(r.got, verify.Got{Event: e})
+	r.got = append(r.got, verify.Got{Event: e, At: at})
+	if e == verify.Overrun {
+		r.overruns.Add(1)
+	}
 }
 
-func (r *stable) add(d nlsock.Datagram) {
+func (r *stable) add(d nlsock.Datagram, at verify.Span) {
 	for _, m := range d.Msgs {
 		if r.dropOne.Load() && r.dropOne.CompareAndSwap(true, false) { // a load per message, not a locked write
 			continue
 		}
 		g := toGot(d, m)
+		g.At = at
 		// Details repeat (a sender cycles through its addresses): one
 		// copy of each keeps long runs small.
 		if v, ok := r.intern[g.Detail]; ok {

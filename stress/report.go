@@ -29,10 +29,12 @@ type modeReport struct {
 	ChurnPerS         float64          `json:"churn_ops_per_s"`
 	ChurnMsgsChecked  int64            `json:"churn_msgs_checked"`
 	ChurnOverruns     int64            `json:"churn_overruns"`
-	Overruns          map[string]int   `json:"enobufs"`              // per stable receiver kind
-	Covered           int              `json:"lost_with_enobufs"`    // fault modes
-	Undelivered       int              `json:"lost_before_any_walk"` // fault modes: sent to no one
-	Injected          int64            `json:"injected_failures"`    // fault modes: failslab's count
+	Overruns          map[string]int   `json:"enobufs"`                  // per stable receiver kind
+	Covered           int              `json:"lost_with_enobufs"`        // fault modes
+	Undelivered       int              `json:"lost_before_any_walk"`     // fault modes: sent to no one
+	Injected          int64            `json:"injected_failures"`        // fault modes: failslab's count
+	CloneFailures     int64            `json:"broadcast_clone_failures"` // fault modes: ENOBUFS that only a failed clone gives
+	Shortfalls        []string         `json:"shortfalls,omitempty"`     // minima not reached
 	Kmemleak          int              `json:"kmemleak_suspects"`
 	NamespacesCreated int64            `json:"namespaces_created"`
 	IdleSubscribers   int              `json:"idle_subscribers"`
@@ -119,8 +121,8 @@ func (r *modeReport) lines() []string {
 	}
 	l = append(l, "  verified deliveries: "+joinCounts(r.Deliveries)+fmt.Sprintf(" (%.1f/s)", r.DeliveriesPerS))
 	if r.Injected > 0 || r.Covered > 0 || r.Undelivered > 0 {
-		l = append(l, fmt.Sprintf("  injected allocation failures: %d; ENOBUFS per receiver kind: %s; lost with an ENOBUFS to say so: %d, sent to no one: %d; kmemleak suspects: %d",
-			r.Injected, joinCounts(r.Overruns), r.Covered, r.Undelivered, r.Kmemleak))
+		l = append(l, fmt.Sprintf("  injected allocation failures: %d, of which hit the broadcast (ENOBUFS at %s): %d; ENOBUFS per receiver kind: %s; lost with an ENOBUFS to say so: %d, sent to no one: %d; kmemleak suspects: %d",
+			r.Injected, joinKinds(cloneOnlyKinds), r.CloneFailures, joinCounts(r.Overruns), r.Covered, r.Undelivered, r.Kmemleak))
 	}
 	if r.Switch == "flipping" {
 		l = append(l, fmt.Sprintf("  switch writes: %d verified (%.1f/s)", r.SwitchWrites, r.SwitchWritesPerS))
@@ -133,6 +135,16 @@ func (r *modeReport) lines() []string {
 	l = append(l, fmt.Sprintf("  namespaces created by churn: %d; idle subscribers: %d; problems: %d",
 		r.NamespacesCreated, r.IdleSubscribers, r.Problems))
 	return l
+}
+
+// joinKinds lists a set of receiver kinds in order.
+func joinKinds(kinds map[string]bool) string {
+	l := make([]string, 0, len(kinds))
+	for k := range kinds {
+		l = append(l, k)
+	}
+	sort.Strings(l)
+	return strings.Join(l, ", ")
 }
 
 func percent(a, b int) float64 {

@@ -58,15 +58,20 @@ type sender struct {
 
 	transcript     []verify.Msg // NETLINK_ROUTE notifications, in order
 	userTranscript []verify.Msg // NETLINK_USERSOCK multicasts, in order
-	batches        int
-	completed      atomic.Int64 // batches, for the run's monitor
-	requests       int
-	err            error
+	// When each was broadcast: the sendmsg() of its request (rtnetlink
+	// notifies inside it), on the run's clock (stamp).
+	transcriptAt, userTranscriptAt []verify.Span
+	batches                        int
+	completed                      atomic.Int64 // batches, for the run's monitor
+	requests                       int
+	err                            error
 
 	// With injected allocation failures (faults): the messages of
 	// requests whose outcome is not known, and what they leave unknown.
 	faults      bool
-	markThread  func() error // marks the sender's thread for the injection
+	markThread  func() error    // marks the sender's thread for the injection
+	ready       func(err error) // told once: the sender is set up (nil), or why it is not
+	breakSetup  bool            // self-test (-inject-setup-failure): its CPU pinning fails
 	unsure      map[verify.Msg]bool
 	routeUnsure bool                          // the route's nexthop is not known
 	statsUnsure bool                          // lo's L3 statistics state is not known
@@ -218,11 +223,22 @@ func (s *sender) cycle() []planned {
 
 // run sends batches until ctx ends, on a thread of its own in the sender's
 // namespace, pinned to s.cpu. With faults, the thread is marked for the
-// injection first (markThread), while nothing is injected yet.
+// injection first (markThread), while nothing is injected yet. ready is
+// told once that the sender is set up, or why it is not: setns(),
+// sched_setaffinity() or the mark failed.
 func (s *sender) run(ctx context.Context) {
+	told := false
+	tell := func(err error) {
+		if !told && s.ready != nil {
+			told = true
+			s.ready(err)
+		}
+	}
 	s.err = s.sp.Do(func() error {
 		var set unix.CPUSet
-		set.Set(s.cpu)
+		if !s.breakSetup {
+			set.Set(s.cpu)
+		}
 		if err := unix.SchedSetaffinity(0, &set); err != nil {
 			return fmt.Errorf("sched_setaffinity(CPU %d): %w", s.cpu, err)
 		}
@@ -231,6 +247,7 @@ func (s *sender) run(ctx context.Context) {
 				return err
 			}
 		}
+		tell(nil)
 		for ctx.Err() == nil {
 			var before int64
 			if s.writes != nil {
@@ -252,6 +269,10 @@ func (s *sender) run(ctx context.Context) {
 		}
 		return nil
 	})
+	if !told && s.err == nil {
+		s.err = errors.New("ended before it was set up")
+	}
+	tell(s.err)
 }
 
 // ackLost is the outcome of a request whose ACK the kernel could not
@@ -284,15 +305,18 @@ func (s *sender) batch() error {
 		plan = append(plan, s.cycle()...)
 	}
 	seqs := make([]uint32, len(plan))
+	spans := make([]verify.Span, len(plan))
 	for i, p := range plan {
 		m := p.req.Msg
 		m.Header.Flags |= netlink.Request | netlink.Acknowledge
 		s.seq++
 		m.Header.Sequence = uint32(s.idx+1)<<seqShift | s.seq
 		seqs[i] = m.Header.Sequence
+		spans[i].From = stamp()
 		if err := s.send(s.sp.ctl.Sock, m, 0, 0); err != nil {
 			return fmt.Errorf("sender %s batch %d: %s: %w", s.name, s.batches, p.req.Name, err)
 		}
+		spans[i].To = stamp()
 	}
 	results, err := s.readACKs(plan, seqs)
 	if err != nil {
@@ -308,6 +332,9 @@ func (s *sender) batch() error {
 			continue
 		}
 		s.transcript = append(s.transcript, msgs...)
+		for range msgs {
+			s.transcriptAt = append(s.transcriptAt, spans[i])
+		}
 		if unsure {
 			for _, m := range msgs {
 				s.unsure[m] = true
@@ -319,10 +346,12 @@ func (s *sender) batch() error {
 
 	s.userSeq++
 	um := netlink.Message{Header: netlink.Header{Type: netlink.Noop, Sequence: s.userSeq, PID: s.usPid}}
+	from := stamp()
 	if err := s.send(s.us, um, s.sink.Portid(), nlsock.GroupMask(groupUser)); err != nil {
 		return fmt.Errorf("sender %s batch %d: %w", s.name, s.batches, err)
 	}
 	s.userTranscript = append(s.userTranscript, verify.Msg{Type: unix.NLMSG_NOOP, Seq: s.userSeq, Pid: s.usPid, Group: groupUser})
+	s.userTranscriptAt = append(s.userTranscriptAt, verify.Span{From: from, To: stamp()})
 	return nil
 }
 

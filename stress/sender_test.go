@@ -4,6 +4,7 @@ package main
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -132,5 +133,77 @@ func TestSettleDeleteOfAFailedAdd(t *testing.T) {
 	plain := &sender{idx: 0, pid: 77, nhid: 1}
 	if _, _, err := plain.settle(plan[0], unix.ENOBUFS, nil); err == nil {
 		t.Error("without faults, a failed request was taken")
+	}
+}
+
+// What a churn socket read proves a sender sent: the sender its nsid
+// names, the one its message names, or its namespace's own sender; not a
+// message that could be any of several senders'.
+func TestChurnReceiptsName(t *testing.T) {
+	stats := verify.Msg{Type: unix.RTM_NEWSTATS, Group: groupStats, Detail: "ifindex 1"}
+	addr := verify.Msg{Type: unix.RTM_NEWADDR, Seq: 2<<seqShift | 5, Pid: 9, Group: groupAddr, Detail: "10.2.0.5/32 dev 1"}
+	inS1 := verify.Churn{LocalSender: 1, Mapped: map[int32]int{}, EverAllNSID: true}
+	inF := verify.Churn{LocalSender: -1, Mapped: map[int32]int{20: 0, 21: 1}, EverAllNSID: true}
+	inC := verify.Churn{LocalSender: -1, Mapped: map[int32]int{3: 1}, EverAllNSID: true}
+	for _, c := range []struct {
+		rules verify.Churn
+		got   verify.Got
+		want  int
+		ok    bool
+	}{
+		{inS1, verify.Got{Msg: stats}, 1, true},
+		{inF, verify.Got{Msg: stats, Tag: verify.NSID(20)}, 0, true},
+		{inF, verify.Got{Msg: stats}, 0, false}, // queued before LISTEN_ALL_NSID was cleared: S0's or S1's
+		{inF, verify.Got{Msg: addr}, 1, true},
+		{inC, verify.Got{Msg: stats}, 1, true},
+	} {
+		s, ok := sentBy(c.rules, c.got)
+		if s != c.want || ok != c.ok {
+			t.Errorf("sentBy(%+v, %s %s) = %d, %v; want %d, %v", c.rules, c.got.Msg, c.got.Tag, s, ok, c.want, c.ok)
+		}
+	}
+	// Receipts keep the most copies one socket read.
+	var ch churn
+	ch.keep(&churnSock{read: map[verify.FromSender]int{{Sender: 1, Msg: stats}: 2}})
+	ch.keep(&churnSock{read: map[verify.FromSender]int{{Sender: 1, Msg: stats}: 1, {Sender: 0, Msg: addr}: 1}})
+	if ch.receipts[verify.FromSender{Sender: 1, Msg: stats}] != 2 || ch.receipts[verify.FromSender{Sender: 0, Msg: addr}] != 1 {
+		t.Errorf("receipts %v", ch.receipts)
+	}
+}
+
+// The observer (foreign, LISTEN_ALL_NSID: netlink_set_err() does not reach
+// it) misses a message that no stable receiver got, with no ENOBUFS. The
+// old judge took it that its nlmsg_new() failed; but a churn socket got it
+// (the walk's first socket gets the notification without a clone), so it
+// was sent, and the observer is owed it or an ENOBUFS.
+func TestChurnReceiptProvesSent(t *testing.T) {
+	m := []verify.Msg{
+		{Type: unix.RTM_NEWADDR, Seq: 1<<seqShift | 1, Pid: 9, Group: groupAddr, Detail: "10.1.0.1/32 dev 1"},
+		{Type: unix.RTM_NEWADDR, Seq: 1<<seqShift | 2, Pid: 9, Group: groupAddr, Detail: "10.1.0.2/32 dev 1"},
+		{Type: unix.RTM_NEWADDR, Seq: 1<<seqShift | 3, Pid: 9, Group: groupAddr, Detail: "10.1.0.3/32 dev 1"},
+	}
+	judge := func(receipt bool) outcome {
+		done := make(chan struct{})
+		close(done)
+		obs := &stable{kind: "foreign-all-nsid-mapped", done: done,
+			want: foreignRoute(routeGroups, map[int]verify.Tag{0: verify.NSID(10)}),
+			got:  []verify.Got{{Msg: m[0], Tag: verify.NSID(10)}, {Msg: m[2], Tag: verify.NSID(10)}, {Event: verify.Drained}}}
+		obs.want.Name = "observer"
+		ch := &churn{}
+		if receipt {
+			ch.keep(&churnSock{read: map[verify.FromSender]int{{Sender: 0, Msg: m[1]}: 1}})
+		}
+		top := &topology{faults: true, names: []string{"S0", "S0/usersock"}, stables: []*stable{obs}, churn: ch,
+			senders: []*sender{{name: "S0", transcript: m, unsure: map[verify.Msg]bool{}}}}
+		var out outcome
+		top.judge(&out)
+		return out
+	}
+	if out := judge(false); len(out.problems) != 0 || out.report.Undelivered != 1 {
+		t.Fatalf("without a receipt: problems %q, undelivered %d; want the loss excused as never sent", out.problems, out.report.Undelivered)
+	}
+	out := judge(true)
+	if len(out.problems) == 0 || !strings.Contains(strings.Join(out.problems, "\n"), "observer, from sender S0 (nsid 10): lost without an ENOBUFS to account for it") {
+		t.Fatalf("with a churn socket's receipt: problems %q; want the loss", out.problems)
 	}
 }

@@ -225,6 +225,27 @@ func foreignRoute(groups []uint32, sees map[int]verify.Tag) verify.Receiver {
 	return verify.Receiver{Groups: groups, Sees: sees, SetErrMisses: true}
 }
 
+// cloneOnlyKinds are the stable receivers that only a failed clone in the
+// broadcast walk can overrun (do_one_broadcast(): the failing socket and
+// every one after it): the foreign LISTEN_ALL_NSID observer, which
+// netlink_set_err() does not reach (do_one_set_err() skips other
+// namespaces), and the NETLINK_USERSOCK subscribers, whose sender's
+// sendmsg() allocates the message itself (it fails, and is repeated,
+// before any walk) and shares it, so that every one of them gets a clone.
+// Their ENOBUFS count the failures that hit the broadcast.
+var cloneOnlyKinds = map[string]bool{"foreign-all-nsid-mapped": true, "usersock-local": true, "usersock-foreign-all-nsid": true}
+
+// cloneFailures counts the ENOBUFS the cloneOnly receivers have read.
+func (t *topology) cloneFailures() int64 {
+	var n int64
+	for _, st := range t.stables {
+		if st.cloneOnly {
+			n += st.overruns.Load()
+		}
+	}
+	return n
+}
+
 // buildStables makes the stable receivers and starts their drainers.
 func (t *topology) buildStables() error {
 	n := len(t.senders)
@@ -267,6 +288,7 @@ func (t *topology) buildStables() error {
 		}
 	}
 	for _, st := range t.stables {
+		st.cloneOnly = cloneOnlyKinds[st.kind]
 		go st.drain()
 	}
 	t.draining = true

@@ -3,6 +3,7 @@
 package verify
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -169,4 +170,52 @@ func TestCoveredCopiesDoNotSpendTheExcuse(t *testing.T) {
 	f := noFaults()
 	f.Delivered[FromSender{0, m[2]}] = 1
 	mustPass(t, Check(observer, names, tr, stream(NSID(10), m[0], m[1], enobufs, drained, m[3], m[4]), f))
+}
+
+// One ENOBUFS covers the losses of its own overrun, which the first empty
+// read after it ends (netlink_rcv_wake() clears NETLINK_S_CONGESTED), not
+// every later loss. A sender broadcasts 400 addresses, one every 10 ticks
+// of the run's clock; the receiver reads the first, then an ENOBUFS, then
+// finds its queue empty at tick 30, and gets nothing more. Without the
+// times, one ENOBUFS excused all 399 losses (the old rule); with them, it
+// covers the one broadcast before the empty read, and the other 398 fail.
+func TestENOBUFSEndsAtTheFirstEmptyRead(t *testing.T) {
+	var tr []Msg
+	var sent []Span
+	for k := 0; k < 400; k++ {
+		tr = append(tr, addr(uint32(k+1), fmt.Sprintf("10.1.%d.%d", k/250, k%250+1)))
+		sent = append(sent, Span{int64(10*k + 10), int64(10*k + 15)})
+	}
+	got := []Got{
+		{Msg: tr[0], Tag: Local, At: Span{16, 17}},
+		{Event: Overrun, At: Span{18, 19}},
+		{Event: Drained, At: Span{28, 30}},
+		{Event: Drained, At: Span{5000, 5001}},
+	}
+	r := Receiver{Name: "local", Groups: all, Sees: map[int]Tag{0: Local}}
+	old := Check(r, names, [][]Msg{tr, nil}, got, noFaults())
+	if len(old.Problems) != 0 || old.Covered != 399 {
+		t.Fatalf("without times: covered %d, problems %q; the old rule excused 399", old.Covered, old.Problems)
+	}
+	f := noFaults()
+	f.Sent = map[int][]Span{0: sent}
+	rep := Check(r, names, [][]Msg{tr, nil}, got, f)
+	if rep.Covered != 1 {
+		t.Errorf("covered %d, want 1 (tr[1], broadcast at 20-25, before the empty read ended at 30)", rep.Covered)
+	}
+	mustFail(t, rep, "398 messages lost without an ENOBUFS in all", "10.1.0.3/32", "broadcast at 30-35")
+	// A loss broadcast before the read that preceded the ENOBUFS began is
+	// not that ENOBUFS's either: that read would have returned it
+	// (sock_error() comes before the queue). tr[1] is broadcast at 20-21.
+	early := []Got{
+		{Event: Drained, At: Span{1, 2}},
+		{Msg: tr[0], Tag: Local, At: Span{12, 13}},
+		{Event: Overrun, At: Span{25, 26}},
+		{Msg: tr[2], Tag: Local, At: Span{44, 45}},
+		{Event: Drained, At: Span{46, 47}},
+	}
+	f.Sent = map[int][]Span{0: {{10, 11}, {20, 21}, {30, 31}}}
+	mustPass(t, Check(r, names, [][]Msg{tr[:3], nil}, early, f))
+	early[1].At, early[2].At = Span{22, 23}, Span{24, 25}
+	mustFail(t, Check(r, names, [][]Msg{tr[:3], nil}, early, f), "lost without an ENOBUFS", "broadcast at 20-21")
 }

@@ -18,8 +18,8 @@
 // empty), and a failed nlmsg_new() reaches every subscriber of the group
 // in the sender's namespace through netlink_set_err() (ENOBUFS too) and
 // no one elsewhere. So every missing message must be covered by an
-// ENOBUFS in the stream, at a place where the failure could have come
-// from, or be one that no receiver got at all and that this receiver
+// ENOBUFS in the stream, at a place and time where the failure could have
+// come from, or be one that no socket got at all and that this receiver
 // cannot be told about; no duplicate, no reordering, no wrong nsid ever.
 package verify
 
@@ -75,12 +75,21 @@ const (
 )
 
 // Got is one entry of a receiver's stream: a message it read, with its
-// tag, or an Overrun or Drained event.
+// tag, or an Overrun or Drained event. At is the recvmsg() call that read
+// it (every message of one datagram has the same).
 type Got struct {
 	Msg
 	Tag   Tag
 	Event Event
+	At    Span
 }
+
+// Span is when something happened on the run's clock, a counter that every
+// thread reads in one order: after From, before To. The zero Span says
+// nothing: it bounds nothing.
+type Span struct{ From, To int64 }
+
+func (s Span) known() bool { return s != Span{} }
 
 // Receiver is what a stable receiver is entitled to.
 type Receiver struct {
@@ -110,6 +119,11 @@ type Faults struct {
 	// depends on such a request): when no receiver got one, it is owed
 	// to no one; when one did, it is owed as any other.
 	Unsure map[Msg]bool
+	// Sent holds, per sender, when each message of its transcript was
+	// broadcast (the sendmsg() of its request: rtnetlink notifies inside
+	// it), aligned with the transcript. A sender without it, or a zero
+	// Span, leaves the time of a loss unbounded.
+	Sent map[int][]Span
 }
 
 // FromSender is a message of one sender.
@@ -211,7 +225,7 @@ func Check(r Receiver, names []string, transcripts [][]Msg, got []Got, faults *F
 	}
 	sort.Ints(senders)
 	for _, s := range senders {
-		want := filter(transcripts[s], groups)
+		want, idx := filterAt(transcripts[s], groups)
 		where := fmt.Sprintf("%s, from sender %s (%s)", r.Name, names[s], r.Sees[s])
 		if faults == nil {
 			n, problems := compare(where, want, perSender[s])
@@ -220,7 +234,15 @@ func Check(r Receiver, names []string, transcripts [][]Msg, got []Got, faults *F
 			continue
 		}
 		silent := r.SetErrMisses && r.Sees[s].HasNSID
-		f := compareFaulty(where, s, want, perSender[s], at[s], got, faults, silent)
+		sent := make([]Span, len(want))
+		if all := faults.Sent[s]; all != nil {
+			for k, i := range idx {
+				if i < len(all) {
+					sent[k] = all[i]
+				}
+			}
+		}
+		f := compareFaulty(where, s, want, sent, perSender[s], at[s], got, faults, silent)
 		rep.Verified += f.Verified
 		rep.Covered += f.Covered
 		rep.Undelivered += f.Undelivered
@@ -247,7 +269,19 @@ func Check(r Receiver, names []string, transcripts [][]Msg, got []Got, faults *F
 // message before m that occurs once in want (an anchor: a request's seq,
 // an address), and ends at the first message matched after m: it holds
 // the true window.
-func compareFaulty(where string, sender int, want, got []Msg, pos []int, stream []Got, f *Faults, silent bool) Report {
+//
+// An ENOBUFS also covers only the losses of its own overrun, in time
+// (sent[j] is when want[j] was broadcast). netlink_overrun() sets sk_err
+// and NETLINK_S_CONGESTED; every delivery is then dropped
+// (netlink_broadcast_deliver() refuses a congested socket) until a
+// recvmsg() leaves the queue empty (netlink_rcv_wake() clears the bit),
+// and the next recvmsg() returns the error first (sock_error() before
+// the queue). So the overrun an ENOBUFS at #e reports began after the
+// recvmsg() of #e-1 began, and ended, at the latest, when the first
+// empty read after #e returned; netlink_set_err()'s ENOBUFS (a failed
+// nlmsg_new()) lies inside that too. A loss broadcast wholly outside it
+// is not this ENOBUFS's, however close in the stream.
+func compareFaulty(where string, sender int, want []Msg, sent []Span, got []Msg, pos []int, stream []Got, f *Faults, silent bool) Report {
 	var rep Report
 	add := func(format string, a ...any) {
 		rep.Problems = append(rep.Problems, where+": "+fmt.Sprintf(format, a...))
@@ -293,9 +327,24 @@ func compareFaulty(where string, sender int, want, got []Msg, pos []int, stream 
 		}
 		return -1
 	}
-	overrunIn := func(lo, hi int) bool {
+	// covers says the ENOBUFS at e can report a loss broadcast in span.
+	covers := func(e int, span Span) bool {
+		if !span.known() {
+			return true
+		}
+		if e > 0 && stream[e-1].At.known() && span.To <= stream[e-1].At.From {
+			return false // broadcast before the read before the ENOBUFS began
+		}
+		for k := e + 1; k < len(stream); k++ {
+			if stream[k].Event == Drained {
+				return !stream[k].At.known() || span.From < stream[k].At.To
+			}
+		}
+		return true
+	}
+	overrunIn := func(lo, hi int, span Span) bool {
 		for k := lo + 1; k < hi; k++ {
-			if stream[k].Event == Overrun {
+			if stream[k].Event == Overrun && covers(k, span) {
 				return true
 			}
 		}
@@ -324,7 +373,7 @@ func compareFaulty(where string, sender int, want, got []Msg, pos []int, stream 
 				break
 			}
 		}
-		if overrunIn(lo, hi) {
+		if overrunIn(lo, hi, sent[j]) {
 			rep.Covered++
 			continue
 		}
@@ -345,8 +394,12 @@ func compareFaulty(where string, sender int, want, got []Msg, pos []int, stream 
 			if count[m] > 1 || f.Unsure[m] {
 				copies = fmt.Sprintf("; %d copies of it owed, %d excused, the most one receiver got %d, unsure %v", count[m], excused[m], f.Delivered[FromSender{sender, m}], f.Unsure[m])
 			}
-			add("lost without an ENOBUFS to account for it (none between #%d and #%d): %s (expected #%d)%s; the stream there: %s",
-				lo, hi, m, j, copies, around(stream, lo, hi))
+			when := ""
+			if sent[j].known() {
+				when = fmt.Sprintf(", broadcast at %d-%d, while an overrun reported there lasted", sent[j].From, sent[j].To)
+			}
+			add("lost without an ENOBUFS to account for it (none between #%d and #%d%s): %s (expected #%d)%s; the stream there: %s",
+				lo, hi, when, m, j, copies, around(stream, lo, hi))
 		}
 		uncovered++
 	}
@@ -354,6 +407,20 @@ func compareFaulty(where string, sender int, want, got []Msg, pos []int, stream 
 		add("%d messages lost without an ENOBUFS in all", uncovered)
 	}
 	return rep
+}
+
+// filterAt returns the messages of t on the given groups and their
+// indexes in t.
+func filterAt(t []Msg, groups map[uint32]bool) ([]Msg, []int) {
+	var out []Msg
+	var idx []int
+	for i, m := range t {
+		if groups[m.Group] {
+			out = append(out, m)
+			idx = append(idx, i)
+		}
+	}
+	return out, idx
 }
 
 // filter returns the messages of t on the given groups.
