@@ -38,7 +38,7 @@ func TestOpenCountsFromTheProgramsStart(t *testing.T) {
 		t.Fatalf("start = %q, want the program's start found", from)
 	}
 	var got []string
-	for _, r := range w.Poll() {
+	for _, r := range w.Settle() {
 		if r.Kind == "WARNING" {
 			got = append(got, r.Lines[0])
 		}
@@ -67,7 +67,7 @@ func TestOpenWithoutAMarkerStartsAtOpen(t *testing.T) {
 			t.Errorf("%s: start = %q", name, from)
 		}
 		f.steps = []any{"4,2,3000000,-;WARNING: CPU: 0 PID: 1 at b.c:1 after_open+0x0/0x1\n"}
-		reps := w.Poll()
+		reps := w.Settle()
 		if len(reps) != 1 || !strings.Contains(reps[0].Lines[0], "after_open") {
 			t.Errorf("%s: Poll() = %q, want only the WARNING logged after Open", name, reps)
 		}
