@@ -136,8 +136,8 @@ func (h *health) sayUnwatched(w *ktap.Writer) {
 	}
 }
 
-// logWatched reports whether the kernel log is read, and has been read
-// without a loss so far: why not, or "".
+// logUnwatched says why the kernel log is not read (not opened, or the
+// watch stopped), or is "".
 func (h *health) logUnwatched() string {
 	if h.log == nil {
 		return h.unwatched

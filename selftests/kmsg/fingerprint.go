@@ -15,7 +15,8 @@ import (
 // (of both stacks for a KCSAN race), function names only, as netdev's CI
 // fingerprints crashes. What makes it specific: the file:line a WARNING,
 // a BUG or UBSAN names (without it, a listed WARNING would hide every
-// other WARN on the same path); the lock classes a lockdep report names;
+// other WARN on the same path; it names the WARN statement, and so its
+// condition, which the kernel does not print); the lock classes a lockdep report names;
 // and for a KCSAN race the type and size of each access. KCSAN does not
 // name the raced variable: its address differs on every boot, and the
 // offset of the access in its function changes with any change to that

@@ -6,7 +6,10 @@
 // even though everything it checked was delivered as expected.
 //
 // A Watcher reads /dev/kmsg without blocking from the moment it is opened and
-// compares /proc/sys/kernel/tainted with its value at that moment. Scan
+// compares /proc/sys/kernel/tainted with its value at that moment. It
+// returns a report once the report has ended, and counts the records the
+// kernel overwrote before they were read (Missed): a report may have been
+// among them. Scan
 // classifies lines captured elsewhere, such as a serial console. Every
 // report has a Fingerprint; Sift sets aside the known reports, those that
 // known_reports.txt names (the unpatched kernel gives them too).
