@@ -282,3 +282,21 @@ func TestCleanName(t *testing.T) {
 		}
 	}
 }
+
+// What makes a report specific is in its fingerprint: the same lockdep
+// splat with another lock held, the same WARN path from another line, the
+// same KCSAN stacks with another access size, each is another report.
+func TestFingerprintIsSpecific(t *testing.T) {
+	for _, tt := range []struct{ name, text, old, new string }{
+		{"lock class", lockdepFullSplat, "(&net->nl_mc_lock){+.+.}", "(&nlk->cb_mutex){+.+.}"},
+		{"WARN line", warningSplat, "af_netlink.c:1500", "af_netlink.c:1517"},
+		{"access size", kcsanSplat, "of 4 bytes by task 213", "of 8 bytes by task 213"},
+		{"suspicious RCU usage", rcuUsageSplat, "af_netlink.c:1521", "af_netlink.c:2001"},
+	} {
+		a := scanOne(t, tt.text).Fingerprint()
+		b := scanOne(t, strings.ReplaceAll(tt.text, tt.old, tt.new)).Fingerprint()
+		if a == b {
+			t.Errorf("%s: %q changed, fingerprint still %q", tt.name, tt.old, a)
+		}
+	}
+}
