@@ -108,7 +108,7 @@ func (r Report) Fingerprint() string {
 }
 
 // fileLine is a source location in a title: "net/netlink/af_netlink.c:1500".
-var fileLine = regexp.MustCompile(`(?:^|[\s(])((?:[\w.+-]+/)*[\w.+-]+\.[chS]:\d+)`)
+var fileLine = regexp.MustCompile(`(?:^|[\s(\[])((?:[\w.+-]+/)*[\w.+-]+\.[chS]:\d+)`)
 
 // location is the file:line the title of a WARNING, a BUG or a UBSAN
 // report names, or "".
@@ -382,7 +382,8 @@ func readLocks(lines []string) []string {
 // NetlinkFingerprint says why a fingerprint would match reports raised in
 // net/netlink, the code the series changes, or "": a known-report entry
 // that does would hide a new report there. It does when it names a file
-// in net/netlink, or when one of the top two frames of one of its stacks
+// in net/netlink or one of netlink's lock classes, or when one of the top
+// two frames of one of its stacks
 // (the function that raised the report, and its caller, which is where
 // a helper such as refcount_inc or skb_put was called from) is netlink's:
 // a name with "netlink" or "nlk" in it, or af_netlink.c's other functions.
@@ -392,11 +393,17 @@ func NetlinkFingerprint(fp string) string {
 	if m := fileLine.FindStringSubmatch(fp); m != nil && strings.HasPrefix(m[1], "net/netlink/") {
 		return "it names " + m[1]
 	}
-	_, frames, ok := strings.Cut(fp, ": ")
+	head, frames, ok := strings.Cut(fp, ": ")
 	if !ok {
 		return ""
 	}
-	// Skip the head's own ": " (a lockdep class never holds one).
+	if _, classes, ok := strings.Cut(head, " ["); ok {
+		for _, c := range strings.Split(strings.TrimSuffix(classes, "]"), ", ") {
+			if netlinkLock(c) {
+				return "it names netlink's lock " + c
+			}
+		}
+	}
 	for _, stack := range strings.Split(frames, " / ") {
 		stack, _, _ = strings.Cut(stack, " (")
 		names := strings.Split(stack, ":")
@@ -407,6 +414,13 @@ func NetlinkFingerprint(fp string) string {
 		}
 	}
 	return ""
+}
+
+// netlinkLock says whether a lock class is net/netlink's: nl_table_lock,
+// &nlk->cb_mutex, &nlk->groups's, a netlink_* key.
+func netlinkLock(class string) bool {
+	return strings.Contains(class, "netlink") || strings.Contains(class, "nlk") ||
+		strings.HasPrefix(class, "nl_") || strings.Contains(class, "->nl_")
 }
 
 func netlinkFunc(name string) bool {

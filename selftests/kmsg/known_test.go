@@ -54,6 +54,8 @@ func TestParseKnownRefusesNetlink(t *testing.T) {
 		"KASAN slab-use-after-free: do_one_broadcast:netlink_broadcast_filtered:rtnl_notify",
 		"lockdep possible circular locking dependency detected [nl_table_lock, &net->nl_mc_lock]: _raw_read_lock:netlink_broadcast_filtered",
 		"KCSAN data-race: pollwake:__wake_up_common (write 4) / __netlink_sendskb:netlink_broadcast (read 4)",
+		"lockdep possible circular locking dependency detected [&nlk->cb_mutex, rtnl_mutex]: mutex_lock:rtnl_lock",
+		"lockdep suspicious RCU usage [net/netlink/af_netlink.c:1521]: (no stack)",
 	} {
 		list, refused := parseKnown("# seen somewhere\n" + fp + "\n")
 		if len(list) != 0 || len(refused) != 1 || !strings.Contains(refused[0], "would hide a report in net/netlink") {
@@ -64,6 +66,7 @@ func TestParseKnownRefusesNetlink(t *testing.T) {
 		"KCSAN data-race: do_nanosleep:hrtimer_nanosleep (read 8) / hrtimer_wakeup:__hrtimer_run_queues (write 8)",
 		"KCSAN data-race: poll_schedule_timeout:do_sys_poll (write 4) / pollwake:__wake_up_common:__wake_up_common_lock:sock_def_readable:__netlink_sendskb (write 4)",
 		"WARNING at net/core/dev.c:10: dev_close:unregister_netdevice",
+		"lockdep possible circular locking dependency detected [rtnl_mutex, &dev->mutex]: mutex_lock:rtnl_lock",
 	} {
 		if list, refused := parseKnown("# seen somewhere\n" + fp + "\n"); len(list) != 1 || len(refused) != 0 {
 			t.Errorf("%q: refused %q, want it listed", fp, refused)
