@@ -175,7 +175,7 @@ func (w *Watcher) Poll() []Report {
 	w.drain()
 	if w.split.pending() {
 		now := w.now()
-		if now.Sub(w.lastRead) >= Quiet || (w.openRep != nil && now.Sub(w.opened) >= MaxOpen) {
+		if now.Sub(w.lastRead) >= Quiet || (w.split.open != nil && now.Sub(w.opened) >= MaxOpen) {
 			w.split.boundary()
 		}
 	}
