@@ -40,6 +40,8 @@ type health struct {
 	mu        sync.Mutex
 	log       reporter // nil: not watched
 	unwatched string   // why log is nil, or where the watch starts
+	stopped   string   // why the watch stopped reading, once it did
+	missed    uint64   // the records lost, as of the last reports
 	pending   []kmsg.Report
 	stop      chan struct{}
 	polling   sync.WaitGroup
@@ -49,6 +51,10 @@ type health struct {
 // reporter is what health needs of a kmsg.Watcher; tests supply their own.
 type reporter interface {
 	Poll() []kmsg.Report
+	Settle() []kmsg.Report
+	Missed() uint64
+	Err() error
+	AlreadyTainted() uint64
 	Close() error
 }
 
@@ -111,15 +117,35 @@ func watchKernel(program string) *health {
 	return h
 }
 
-// sayUnwatched says, once, what of the kernel is not watched.
+// sayUnwatched says, once, what of the kernel is not watched: the log, and
+// the taint bits already set when the program started (the mask cannot
+// show them being set again, so a report that sets one shows in the log
+// only).
 func (h *health) sayUnwatched(w *ktap.Writer) {
 	if h.unwatched != "" {
 		w.Diag("%s", h.unwatched)
 	}
+	if h.log == nil {
+		return
+	}
+	mask := h.log.AlreadyTainted()
+	for bit := 0; bit < 64; bit++ {
+		if mask&(1<<bit) != 0 {
+			w.Diag("taint bit %d %s was already set when the program started: not judged", bit, kmsg.BitName(bit))
+		}
+	}
 }
 
-// logWatched reports whether the kernel log is read.
-func (h *health) logWatched() bool { return h.log != nil }
+// logUnwatched says why the kernel log is not read (not opened, or the
+// watch stopped), or is "".
+func (h *health) logUnwatched() string {
+	if h.log == nil {
+		return h.unwatched
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.stopped
+}
 
 func (h *health) pollEvery(d time.Duration) {
 	defer h.polling.Done()
@@ -138,16 +164,34 @@ func (h *health) pollEvery(d time.Duration) {
 }
 
 // reports returns what the kernel reported since the last call, but for
-// the reports the known list names (kmsg.Sift), which it says on w.
-func (h *health) reports(w *ktap.Writer) []kmsg.Report {
+// the reports the known list names (kmsg.Sift), which it says on w. A
+// report still being logged is waited for (kmsg.Watcher.Settle). lost
+// says what of the log went unread since the last call ("3 kernel log
+// records lost", or the error that stopped the watch), or is "": a
+// report may have been among it, so a verdict that rests on the log
+// cannot be given.
+func (h *health) reports(w *ktap.Writer) (reps []kmsg.Report, lost string) {
 	if h.log == nil {
-		return nil
+		return nil, ""
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	reps := append(h.pending, h.log.Poll()...)
+	reps = append(h.pending, h.log.Settle()...)
 	h.pending = nil
-	return kmsg.Sift(reps, w.Diag)
+	var what []string
+	if n := h.log.Missed(); n > h.missed {
+		what = append(what, fmt.Sprintf("%d kernel log records lost (overwritten before they were read)", n-h.missed))
+		h.missed = n
+	}
+	if err := h.log.Err(); err != nil && h.stopped == "" {
+		h.stopped = fmt.Sprintf("kernel log no longer watched: %v", err)
+		what = append(what, h.stopped)
+	}
+	if len(what) > 0 {
+		lost = strings.Join(what, "; ")
+		w.Diag("%s: a report among them went unseen", lost)
+	}
+	return kmsg.Sift(reps, w.Diag), lost
 }
 
 // settle waits until the kernel has torn down every namespace made so far
@@ -206,9 +250,15 @@ func (h *health) finish(w *ktap.Writer) {
 			return
 		}
 	}
-	if reps := h.reports(w); len(reps) > 0 {
+	reps, lost := h.reports(w)
+	if len(reps) > 0 {
 		printReports(w, "after the last case (namespace teardown)", reps)
 		w.BailOut(fmt.Sprintf("kernel report after the last case: %s", reps[0].Kind))
+		return
+	}
+	if lost != "" {
+		// The program's last judgement rests on the log alone.
+		w.BailOut(fmt.Sprintf("%s after the last case: the kernel's health cannot be judged", lost))
 	}
 }
 
@@ -247,8 +297,12 @@ func ReplaceKernelLog(poll func() []kmsg.Report) (restore func()) {
 
 type pollFunc func() []kmsg.Report
 
-func (p pollFunc) Poll() []kmsg.Report { return p() }
-func (pollFunc) Close() error          { return nil }
+func (p pollFunc) Poll() []kmsg.Report   { return p() }
+func (p pollFunc) Settle() []kmsg.Report { return p() }
+func (pollFunc) Missed() uint64          { return 0 }
+func (pollFunc) Err() error              { return nil }
+func (pollFunc) AlreadyTainted() uint64  { return 0 }
+func (pollFunc) Close() error            { return nil }
 
 // AwaitTeardown waits, from inside a case, until the kernel has torn down
 // every namespace made so far whose last reference is gone: for a case

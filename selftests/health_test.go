@@ -13,10 +13,14 @@ import (
 
 // scriptedLog hands out reports on given polls: polls[i] is what the i-th
 // Poll returns (the runner polls once after each case, then once at the
-// end).
+// end); missed[i] is how many records it has lost by then, errs[i] the
+// error that stopped it, if any; tainted is the mask at the start.
 type scriptedLog struct {
-	polls [][]kmsg.Report
-	n     int
+	polls   [][]kmsg.Report
+	missed  []uint64
+	errs    []error
+	tainted uint64
+	n       int
 }
 
 func (l *scriptedLog) Poll() []kmsg.Report {
@@ -25,6 +29,32 @@ func (l *scriptedLog) Poll() []kmsg.Report {
 		return l.polls[l.n]
 	}
 	return nil
+}
+
+func (l *scriptedLog) Settle() []kmsg.Report { return l.Poll() }
+
+// Missed and Err are asked after the poll (n is one past it).
+func (l *scriptedLog) Missed() uint64 {
+	var m uint64
+	for i := 0; i < l.n && i < len(l.missed); i++ {
+		m = max(m, l.missed[i])
+	}
+	return m
+}
+
+func (l *scriptedLog) Err() error {
+	for i := 0; i < l.n && i < len(l.errs); i++ {
+		if l.errs[i] != nil {
+			return l.errs[i]
+		}
+	}
+	return nil
+}
+
+func (l *scriptedLog) AlreadyTainted() uint64 {
+	m := l.tainted
+	l.tainted = 0
+	return m
 }
 
 func (l *scriptedLog) Close() error { return nil }
@@ -107,7 +137,7 @@ func TestNewKCSANReportFailsTheCase(t *testing.T) {
 	}}
 	out, code := runWithLog(t, &scriptedLog{polls: [][]kmsg.Report{{race}}})
 	expectOutput(t, out,
-		`# new kernel report (not in the known list): BUG: KCSAN: data-race in netlink_bind / netlink_broadcast; fingerprint "KCSAN data-race: netlink_bind / netlink_broadcast"`+"\n",
+		`# new kernel report (not in the known list): BUG: KCSAN: data-race in netlink_bind / netlink_broadcast; fingerprint "KCSAN data-race: netlink_bind (write 8) / netlink_broadcast (read 8)"`+"\n",
 		"# kernel report during first: BUG: KCSAN: data-race in netlink_bind / netlink_broadcast\n",
 		"#   |  netlink_broadcast+0x5a/0xe0\n",
 		"not ok 1 prog.first # kernel report during the case: KCSAN\n",
@@ -165,5 +195,82 @@ func TestUnwatchedLogSkipsTheCasesThatRestOnIt(t *testing.T) {
 	)
 	if n := strings.Count(got, "# kernel log not watched"); n != 1 || code != 1 {
 		t.Errorf("said %d times (want once), exit %d (want 1):\n%s", n, code, got)
+	}
+}
+
+// runResting runs three cases whose verdicts rest on the kernel log, and a
+// plain one, with log.
+func runResting(t *testing.T, log *scriptedLog) (string, int) {
+	t.Helper()
+	skipPreflight(t)
+	quietLog(t, log)
+	s := Suite{Name: "prog", Cases: []Case{
+		{Name: "first", RequireKernelLog: true, Run: func(t T) {}},
+		{Name: "second", RequireKernelLog: true, Run: func(t T) {}},
+		{Name: "plain", Run: func(t T) {}},
+		{Name: "third", RequireKernelLog: true, Run: func(t T) {}},
+	}}
+	var out, errs strings.Builder
+	code := Run(s, []string{"-j", "1"}, &out, &errs)
+	return timing.ReplaceAllString(out.String(), ""), code
+}
+
+// Records the kernel overwrote before they were read are said, with how
+// many; a case whose verdict rests on the log SKIPs instead of passing
+// when they were lost while it ran, and only that one. Before, the loss
+// went unsaid and every case passed.
+func TestLostRecordsSkipTheCasesThatRestOnTheLog(t *testing.T) {
+	out, code := runResting(t, &scriptedLog{missed: []uint64{0, 3, 3, 3}})
+	expectOutput(t, out,
+		"ok 1 prog.first\n",
+		"# 3 kernel log records lost (overwritten before they were read): a report among them went unseen\n",
+		"ok 2 prog.second # SKIP 3 kernel log records lost (overwritten before they were read) during the case; its verdict rests on the kernel log, and all its other checks passed\n",
+		"ok 3 prog.plain\n",
+		"ok 4 prog.third\n",
+	)
+	if code != 0 {
+		t.Errorf("exit %d, want 0:\n%s", code, out)
+	}
+}
+
+// A read error stops the watch: said once, and every later case whose
+// verdict rests on the log SKIPs, as when the log cannot be read at all.
+func TestStoppedWatchSkipsTheCasesThatRestOnTheLog(t *testing.T) {
+	out, _ := runResting(t, &scriptedLog{errs: []error{nil, errors.New("read /dev/kmsg: input/output error")}})
+	expectOutput(t, out,
+		"ok 1 prog.first\n",
+		"# kernel log no longer watched: read /dev/kmsg: input/output error: a report among them went unseen\n",
+		"ok 2 prog.second # SKIP kernel log no longer watched: read /dev/kmsg: input/output error; the case's verdict rests on it, and all its other checks passed\n",
+		"ok 3 prog.plain\n",
+		"ok 4 prog.third # SKIP kernel log no longer watched: read /dev/kmsg: input/output error; the case's verdict rests on it, and all its other checks passed\n",
+	)
+	if n := strings.Count(out, "# kernel log no longer watched"); n != 1 {
+		t.Errorf("said %d times, want once:\n%s", n, out)
+	}
+}
+
+// Records lost after the last case (the namespaces' teardown) fail the
+// program, as a report then does: its last judgement rests on the log.
+func TestLostRecordsAfterTheLastCaseFailTheProgram(t *testing.T) {
+	out, code := runResting(t, &scriptedLog{missed: []uint64{0, 0, 0, 0, 5}})
+	want := "# 5 kernel log records lost (overwritten before they were read): a report among them went unseen\n" +
+		"Bail out! 5 kernel log records lost (overwritten before they were read) after the last case: the kernel's health cannot be judged\n"
+	if !strings.Contains(out, want) || code != 1 {
+		t.Errorf("exit %d (want 1), output does not have\n%s\ngot:\n%s", code, want, out)
+	}
+}
+
+// A taint bit already set when the program started (an earlier program in
+// the same boot set it) cannot show a report of this program: it is said
+// once, by bit.
+func TestAlreadySetTaintBitIsSaid(t *testing.T) {
+	out, _ := runResting(t, &scriptedLog{tainted: 1<<9 | 1<<12})
+	expectOutput(t, out,
+		"# taint bit 9 W (warning) was already set when the program started: not judged\n",
+		"# taint bit 12 O (out-of-tree module) was already set when the program started: not judged\n",
+		"ok 1 prog.first\n",
+	)
+	if n := strings.Count(out, "already set"); n != 2 {
+		t.Errorf("said %d times, want twice:\n%s", n, out)
 	}
 }

@@ -18,6 +18,7 @@ type outcome struct {
 	elapsed time.Duration
 	lines   []string      // its diagnostics, when it ran beside others
 	reports []kmsg.Report // kernel reports read while it ran
+	lost    []string      // what of the kernel log went unread while it ran
 	beside  []string      // the cases running when those were read
 	stuck   bool          // abandoned at its deadline, still holding what it made
 	done    bool
@@ -64,7 +65,11 @@ func runAlone(s Suite, c Case, w *ktap.Writer, opt options, h *health) {
 			}
 		}
 	}
-	o.reports = h.reports(w)
+	var lost string
+	o.reports, lost = h.reports(w)
+	if lost != "" {
+		o.lost = append(o.lost, lost)
+	}
 	o.elapsed = time.Since(start)
 	o.done = true
 	printResult(s, c, w, h, &o)
@@ -110,12 +115,18 @@ func runGroup(s Suite, cases []Case, w *ktap.Writer, opt options, h *health) (no
 			delete(running, k)
 			outs[k].elapsed = time.Since(starts[k])
 			outs[k].done = true
-			if reps := h.reports(w); len(reps) > 0 {
+			if reps, lost := h.reports(w); len(reps) > 0 || lost != "" {
 				blamed := []int{k}
 				for r := range running {
 					blamed = append(blamed, r)
 				}
 				for _, b := range blamed {
+					if lost != "" {
+						outs[b].lost = append(outs[b].lost, lost)
+					}
+					if len(reps) == 0 {
+						continue
+					}
 					outs[b].reports = append(outs[b].reports, reps...)
 					for _, other := range blamed {
 						if other != b {
@@ -149,8 +160,14 @@ func runGroup(s Suite, cases []Case, w *ktap.Writer, opt options, h *health) (no
 // its result line.
 func printResult(s Suite, c Case, w *ktap.Writer, h *health, o *outcome) {
 	res, reason := judge(w, c.Name, o.reports, o.beside, o.res, o.reason)
-	if res == ktap.Pass && c.RequireKernelLog && !h.logWatched() {
-		res, reason = ktap.Skip, fmt.Sprintf("%s; the case's verdict rests on it, and all its other checks passed", h.unwatched)
+	if res == ktap.Pass && c.RequireKernelLog {
+		// A report may have been in what was not read: the verdict
+		// that rests on the log cannot be given.
+		if why := h.logUnwatched(); why != "" {
+			res, reason = ktap.Skip, fmt.Sprintf("%s; the case's verdict rests on it, and all its other checks passed", why)
+		} else if len(o.lost) > 0 {
+			res, reason = ktap.Skip, fmt.Sprintf("%s during the case; its verdict rests on the kernel log, and all its other checks passed", strings.Join(o.lost, "; "))
+		}
 	}
 	w.Result(s.Name+"."+c.Name, res, reason, o.elapsed)
 	if s.AfterCase != nil {

@@ -66,7 +66,7 @@ func boot(ctx context.Context, o options, initrd, workDir string, stdout, stderr
 	listener.Close() // in case QEMU never connected
 	<-tapDone
 	outcome.duration = time.Since(start)
-	outcome.reports, outcome.notes = kernelReports(outcome.console, outcome.tap)
+	outcome.reports, outcome.notes, outcome.gaps = kernelReports(outcome.console, outcome.tap)
 
 	// A deadline that passes after QEMU ended by itself changes nothing.
 	if waitErr != nil {

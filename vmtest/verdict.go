@@ -40,22 +40,31 @@ type bootOutcome struct {
 	tap       *tapRelay
 	reports   []kmsg.Report // see kernelReports
 	notes     []string      // see kernelReports
+	gaps      []string      // see kernelReports
 }
 
 // kernelReports is, once QEMU has ended, what the kernel reported: every
 // report on the console (BUG, WARNING, KASAN, KCSAN, lockdep, ...) and
 // every taint bit set while the programs ran, less the known reports (not
 // the series', see kmsg.Sift). notes says which were known, and the new
-// ones' fingerprints.
-func kernelReports(c *consoleWatcher, t *tapRelay) (reports []kmsg.Report, notes []string) {
+// ones' fingerprints. gaps are the console's notes, inside a report (known
+// or not), that messages were dropped ("** 5 printk messages dropped **")
+// or suppressed ("... callbacks suppressed"): that report is not whole,
+// so its fingerprint may be wrong and another report may be gone.
+func kernelReports(c *consoleWatcher, t *tapRelay) (reports []kmsg.Report, notes, gaps []string) {
 	reports = c.scanner.Reports()
+	for _, r := range reports {
+		for _, g := range r.Gaps {
+			gaps = append(gaps, fmt.Sprintf("%q inside %q", g, r.String()))
+		}
+	}
 	if t.taintSeen {
 		reports = append(reports, kmsg.TaintReports(t.taintBefore, t.taintAfter)...)
 	}
 	reports = kmsg.Sift(reports, func(format string, args ...any) {
 		notes = append(notes, fmt.Sprintf(format, args...))
 	})
-	return reports, notes
+	return reports, notes, gaps
 }
 
 // verdict turns a boot into the command's exit status and, when the suites'
@@ -76,8 +85,15 @@ func verdict(o bootOutcome) (status int, problem string) {
 	case o.tap.exitSeen:
 		switch o.tap.exitStatus {
 		case ktap.ExitPass, ktap.ExitFail, ktap.ExitSkip:
+			var problems []string
 			if len(o.reports) > 0 {
-				return ktap.ExitFail, reportsMessage(o.reports, o.tap.exitStatus)
+				problems = append(problems, reportsMessage(o.reports, o.tap.exitStatus))
+			}
+			if len(o.gaps) > 0 {
+				problems = append(problems, "FAIL: the guest console lost messages inside a kernel report, which is therefore not whole (and a report may be missing): "+strings.Join(o.gaps, ", "))
+			}
+			if len(problems) > 0 {
+				return ktap.ExitFail, strings.Join(problems, "; ")
 			}
 			return o.tap.exitStatus, ""
 		}

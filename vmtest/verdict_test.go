@@ -102,11 +102,11 @@ func TestKernelReportsFromConsoleAndTaint(t *testing.T) {
 	}
 	tap.line("# WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10")
 	tap.line(protocol.TaintLine(512, 512|64))
-	got, notes := kernelReports(c, tap)
+	got, notes, _ := kernelReports(c, tap)
 	if len(got) != 2 || got[0].Kind != "WARNING" || got[1].String() != "taint: U (user request)" {
 		t.Errorf("kernelReports = %q, want the console's WARNING and taint U", got)
 	}
-	if want := `new kernel report (not in the known list): WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10; fingerprint "WARNING: do_one_broadcast"`; len(notes) != 1 || notes[0] != want {
+	if want := `new kernel report (not in the known list): WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10; fingerprint "WARNING at net/netlink/af_netlink.c:1500: do_one_broadcast"`; len(notes) != 1 || notes[0] != want {
 		t.Errorf("kernelReports notes = %q, want [%q]", notes, want)
 	}
 }
@@ -127,7 +127,7 @@ func TestKnownReportOnTheConsole(t *testing.T) {
 		for _, l := range append(strings.Split(strings.TrimRight(string(data), "\n"), "\n"), extra...) {
 			c.line(l)
 		}
-		reports, notes := kernelReports(c, &tapRelay{out: io.Discard, diag: io.Discard})
+		reports, notes, _ := kernelReports(c, &tapRelay{out: io.Discard, diag: io.Discard})
 		if len(notes) == 0 || !strings.HasPrefix(notes[0], "known kernel report (not the series'): BUG: KCSAN: data-race in poll_schedule_timeout.constprop.0 / pollwake; fingerprint ") {
 			t.Errorf("notes %q, want the known KCSAN report first", notes)
 		}
@@ -141,6 +141,45 @@ func TestKnownReportOnTheConsole(t *testing.T) {
 			t.Errorf("known report alone: verdict %d, %q, reports %q; want a pass", status, problem, reports)
 		case extra != nil && (status != 1 || len(reports) != 1 || reports[0].Kind != "WARNING"):
 			t.Errorf("known report and a WARNING: verdict %d, %q, reports %q; want a failure for the WARNING", status, problem, reports)
+		}
+	}
+}
+
+// A console that dropped or suppressed messages inside a report fails the
+// run, also when the report is a known one and every program passed: the
+// report is not whole. Outside a report such a note changes nothing.
+// Before, the known KCSAN report with a drop inside passed.
+func TestConsoleGapInsideAReportFails(t *testing.T) {
+	data, err := os.ReadFile("../selftests/kmsg/testdata/u-kcsan-strict-poll_schedule_timeout-pollwake.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	capture := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	for _, tt := range []struct {
+		name  string
+		lines []string
+		fails bool
+	}{
+		{"dropped, inside", append(append(append([]string{}, capture[:8]...), "** 12 printk messages dropped **"), capture[8:]...), true},
+		{"suppressed, inside", append(append(append([]string{}, capture[:8]...), "[  100.000000] net_ratelimit: 5 callbacks suppressed"), capture[8:]...), true},
+		{"dropped, outside", append([]string{"** 12 printk messages dropped **", "[  100.000000] net_ratelimit: 5 callbacks suppressed"}, capture...), false},
+	} {
+		c := &consoleWatcher{diag: io.Discard}
+		for _, l := range tt.lines {
+			c.line(l)
+		}
+		reports, notes, gaps := kernelReports(c, &tapRelay{out: io.Discard, diag: io.Discard})
+		if len(reports) != 0 || len(notes) != 1 || !strings.HasPrefix(notes[0], "known kernel report") {
+			t.Errorf("%s: reports %q, notes %q; want the known report", tt.name, reports, notes)
+		}
+		status, problem := verdict(bootOutcome{
+			console: c,
+			tap:     &tapRelay{opened: true, exitSeen: true, exitStatus: 0},
+			reports: reports,
+			gaps:    gaps,
+		})
+		if tt.fails != (status == 1) || tt.fails != strings.Contains(problem, "lost messages inside a kernel report") {
+			t.Errorf("%s: verdict %d, %q; want failing: %v", tt.name, status, problem, tt.fails)
 		}
 	}
 }

@@ -98,6 +98,12 @@ func closes(msg string) bool {
 		(len(t) >= 20 && strings.Trim(t, "=") == "")
 }
 
+// gapLine finds the console's and printk's own notes that messages went
+// missing: "** 12 printk messages dropped **" (the console could not keep
+// up) and "net_ratelimit: 5 callbacks suppressed" (a rate limit). Inside a
+// report they mean the report is not whole.
+var gapLine = regexp.MustCompile(`\*\* \d+ printk messages dropped \*\*|\d+ callbacks suppressed`)
+
 // splitter groups a stream of messages into reports. It holds the report
 // being logged, so the lines that follow a title join it.
 type splitter struct {
@@ -105,6 +111,7 @@ type splitter struct {
 	trig     *trigger
 	read     int         // lines of the open report, kept or not
 	stacks   stackReader // the open report's stacks
+	locks    lockReader  // the open report's lock classes (lockdep)
 	preamble []string    // lines since a cutHere, while no title has come
 	inCut    bool
 	done     []Report
@@ -121,9 +128,14 @@ func (s *splitter) line(msg string) {
 		r := &Report{Kind: t.kind}
 		if s.inCut {
 			r.Lines = append(r.Lines, s.preamble...)
+			for _, l := range s.preamble {
+				if gapLine.MatchString(l) {
+					r.Gaps = append(r.Gaps, l)
+				}
+			}
 		}
 		s.inCut, s.preamble = false, nil
-		s.open, s.trig, s.read, s.stacks = r, t, len(r.Lines), newStackReader()
+		s.open, s.trig, s.read, s.stacks, s.locks = r, t, len(r.Lines), newStackReader(), lockReader{}
 		s.add(msg)
 		return
 	}
@@ -175,7 +187,13 @@ func (s *splitter) add(msg string) {
 	if len(s.open.Lines) < keep {
 		s.open.Lines = append(s.open.Lines, msg)
 	}
+	if gapLine.MatchString(msg) {
+		s.open.Gaps = append(s.open.Gaps, msg)
+	}
 	s.stacks.line(msg)
+	if s.open.Kind == "lockdep" {
+		s.locks.line(msg)
+	}
 	if s.read++; s.read >= maxReportLines {
 		s.flush()
 	}
@@ -190,17 +208,27 @@ func (s *splitter) boundary() {
 // flush ends the open report, if any.
 func (s *splitter) flush() {
 	if s.open != nil {
-		s.open.Stacks = s.stacks.stacks
+		s.open.Stacks, s.open.Accesses = s.stacks.stacks, s.stacks.accesses
+		s.open.Locks = s.locks.classes
 		s.done = append(s.done, *s.open)
-		s.open, s.trig, s.stacks = nil, nil, stackReader{}
+		s.open, s.trig, s.stacks, s.locks = nil, nil, stackReader{}, lockReader{}
 	}
 }
 
-// take returns the reports completed so far, and the open one with the lines
-// logged until now: a report is due to the case during which it began.
+// take returns the reports completed so far. The one being logged stays
+// open: closed now, it would have only the lines logged so far, and a
+// partial fingerprint that no known report matches.
 func (s *splitter) take() []Report {
-	s.boundary()
 	out := s.done
 	s.done = nil
 	return out
 }
+
+// takeAll is take at the end of the stream: the open report ends too.
+func (s *splitter) takeAll() []Report {
+	s.boundary()
+	return s.take()
+}
+
+// pending says whether a report (or a WARN's preamble) is being logged.
+func (s *splitter) pending() bool { return s.open != nil || s.inCut }

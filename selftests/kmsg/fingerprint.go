@@ -9,25 +9,34 @@ import (
 )
 
 // A report's fingerprint names the bug, not the occasion: the same bug
-// hit again, on another boot, CPU or task, or on a kernel of the same
-// build with a patch that moved line numbers, has the same fingerprint.
-// It is the report's kind, what kind of bug the sanitizers and lockdep
-// say it is, and the first frames of its stack (of both stacks for a KCSAN
-// race): function names only, as netdev's CI fingerprints crashes. Left
-// out are addresses, offsets, module names, the compiler's clone suffixes
-// (".constprop.0", ".isra.0", ".cold"), file:line, CPU, PID and task names,
-// the frames of the reporting machinery (dump_stack, __warn, kasan_report,
-// ...), frames the unwinder marks unreliable ("? "), and what an interrupt
-// interrupted.
+// hit again, on another boot, CPU or task, has the same fingerprint. It is
+// the report's kind, what kind of bug the sanitizers and lockdep say it
+// is, what makes the report specific, and the first frames of its stack
+// (of both stacks for a KCSAN race), function names only, as netdev's CI
+// fingerprints crashes. What makes it specific: the file:line a WARNING,
+// a BUG or UBSAN names (without it, a listed WARNING would hide every
+// other WARN on the same path; it names the WARN statement, and so its
+// condition, which the kernel does not print); the lock classes a lockdep report names;
+// and for a KCSAN race the type and size of each access. KCSAN does not
+// name the raced variable: its address differs on every boot, and the
+// offset of the access in its function changes with any change to that
+// function's code, so the access type and size, with the function the
+// access is in, are what is stable and tells one variable from another
+// in that function. Left out are addresses, offsets, module names, the
+// compiler's clone suffixes (".constprop.0", ".isra.0", ".cold"), CPU,
+// PID and task names, the frames of the reporting machinery (dump_stack,
+// __warn, kasan_report, ...), frames the unwinder marks unreliable ("? "),
+// and what an interrupt interrupted.
 
 // FingerprintFrames is how many frames of a stack a fingerprint names.
 const FingerprintFrames = 5
 
 // Fingerprint is the report's fingerprint, e.g.
 //
-//	WARNING: do_one_broadcast:netlink_broadcast:rtnetlink_send
+//	WARNING at net/netlink/af_netlink.c:1500: do_one_broadcast:netlink_broadcast:rtnetlink_send
 //	KASAN slab-use-after-free: netlink_broadcast_filtered:rtnl_notify
-//	KCSAN data-race: netlink_insert:netlink_bind / netlink_update_listeners:netlink_setsockopt
+//	KCSAN data-race: netlink_insert:netlink_bind (write 4) / netlink_update_listeners:netlink_setsockopt (read 4)
+//	lockdep possible circular locking dependency detected [&nlk->cb_mutex, rtnl_mutex]: netlink_dump:netlink_recvmsg
 //	taint W
 //
 // The two stacks of a KCSAN race are in alphabetical order: which of
@@ -43,18 +52,37 @@ func (r Report) Fingerprint() string {
 	if s := subject(r.Kind, title); s != "" {
 		head += " " + s
 	}
-	stacks := r.Stacks
+	if loc := location(r.Kind, title); loc != "" {
+		head += " at " + loc
+	}
+	if r.Kind == "lockdep" {
+		locks := r.Locks
+		if locks == nil {
+			locks = readLocks(r.Lines)
+		}
+		if len(locks) > 0 {
+			head += " [" + strings.Join(locks, ", ") + "]"
+		}
+	}
+	stacks, accesses := r.Stacks, r.Accesses
 	if stacks == nil {
-		stacks = readStacks(r.Lines)
+		var sr stackReader
+		sr, stacks = readStacks(r.Lines)
+		accesses = sr.accesses
 	}
 	var parts []string
-	for _, st := range stacks {
+	for i, st := range stacks {
 		if len(st) > FingerprintFrames {
 			st = st[:FingerprintFrames]
 		}
-		if len(st) > 0 {
-			parts = append(parts, strings.Join(st, ":"))
+		if len(st) == 0 {
+			continue
 		}
+		part := strings.Join(st, ":")
+		if r.Kind == "KCSAN" && len(accesses) == len(stacks) && accesses[i] != "" {
+			part += " (" + accesses[i] + ")"
+		}
+		parts = append(parts, part)
 	}
 	if r.Kind == "KCSAN" {
 		// The two accesses of a race; further stacks are none of KCSAN's.
@@ -77,6 +105,21 @@ func (r Report) Fingerprint() string {
 		return head + ": (no stack)"
 	}
 	return head + ": " + strings.Join(parts, " / ")
+}
+
+// fileLine is a source location in a title: "net/netlink/af_netlink.c:1500".
+var fileLine = regexp.MustCompile(`(?:^|[\s(\[])((?:[\w.+-]+/)*[\w.+-]+\.[chS]:\d+)`)
+
+// location is the file:line the title of a WARNING, a BUG or a UBSAN
+// report names, or "".
+func location(kind, title string) string {
+	switch kind {
+	case "WARNING", "BUG", "UBSAN":
+		if m := fileLine.FindStringSubmatch(title); m != nil {
+			return m[1]
+		}
+	}
+	return ""
 }
 
 // taintFingerprint is "taint W", or "taint bit 23" for a bit without a
@@ -211,10 +254,11 @@ func interruptEntry(name string) bool {
 
 // stackReader collects the stacks of one report, line by line.
 type stackReader struct {
-	stacks  [][]string
-	cur     int  // the stack being read, or -1
-	ripOnly bool // the current stack is a RIP line's, its call trace still to come
-	ended   bool // the current stack reached an interrupt's entry
+	stacks   [][]string
+	accesses []string // a KCSAN access per stack, when any stack is one
+	cur      int      // the stack being read, or -1
+	ripOnly  bool     // the current stack is a RIP line's, its call trace still to come
+	ended    bool     // the current stack reached an interrupt's entry
 }
 
 func newStackReader() stackReader { return stackReader{cur: -1} }
@@ -230,6 +274,12 @@ func (s *stackReader) line(msg string) {
 			return
 		}
 		s.start()
+		if m := kcsanAccess.FindStringSubmatch(t); m != nil {
+			for len(s.accesses) < s.cur {
+				s.accesses = append(s.accesses, "")
+			}
+			s.accesses = append(s.accesses, m[1]+" "+m[2])
+		}
 	case ripLine.MatchString(t):
 		name := cleanName(ripLine.FindStringSubmatch(t)[1])
 		if s.cur < 0 {
@@ -261,11 +311,119 @@ func (s *stackReader) add(name string) {
 	}
 }
 
+// kcsanAccess is a KCSAN access header's type and size: "read (marked) to
+// 0x... of 8 bytes by task 93 on cpu 1:" gives "read (marked)" and "8".
+var kcsanAccess = regexp.MustCompile(`^(?:race at unknown origin, with )?(.+?) to 0x[0-9a-f]+ of (\d+) bytes by `)
+
 // readStacks reads the stacks in a report's lines.
-func readStacks(lines []string) [][]string {
+func readStacks(lines []string) (stackReader, [][]string) {
 	s := newStackReader()
 	for _, l := range lines {
 		s.line(l)
 	}
-	return s.stacks
+	return s, s.stacks
+}
+
+// lockReader collects the lock classes a lockdep report names before its
+// "other info that might help us debug this:" (the scenario and the
+// locks held then depend on the occasion): the lock being taken first,
+// then the one held, as lockdep prints them, " ffff888003e5a0b8
+// (&nlk->cb_mutex){+.+.}-{3:3}, at: netlink_dump+0x2e/0x4a0".
+type lockReader struct {
+	classes []string
+	done    bool
+}
+
+// maxLockClasses is how many classes a fingerprint names: the lock taken
+// and the lock held, which say which dependency it is.
+const maxLockClasses = 2
+
+// lockClass finds a class: after an optional address, "(name){usage}".
+var lockClass = regexp.MustCompile(`^(?:-> #\d+ |#\d+: )?(?:[0-9a-f]{8,16} )?\((.+?)\)\{[-+.?0-9A-Za-z]*\}`)
+
+func (l *lockReader) line(msg string) {
+	t := strings.TrimSpace(msg)
+	if l.done || len(l.classes) == maxLockClasses {
+		return
+	}
+	if strings.HasPrefix(t, "other info that might help") || t == "stack backtrace:" || stackHeader.MatchString(t) {
+		l.done = true
+		return
+	}
+	if m := rcuUsage.FindStringSubmatch(t); m != nil && len(l.classes) == 0 {
+		l.classes, l.done = []string{m[1]}, true
+		return
+	}
+	m := lockClass.FindStringSubmatch(t)
+	if m == nil {
+		return
+	}
+	for _, c := range l.classes {
+		if c == m[1] {
+			return
+		}
+	}
+	l.classes = append(l.classes, m[1])
+}
+
+// rcuUsage is where a suspicious RCU usage was: "net/netlink/af_netlink.c:1521
+// suspicious rcu_dereference_check() usage!". It names no lock class; its
+// file:line is what makes it specific.
+var rcuUsage = regexp.MustCompile(`^((?:[\w.+-]+/)*[\w.+-]+\.[chS]:\d+) suspicious `)
+
+func readLocks(lines []string) []string {
+	var l lockReader
+	for _, m := range lines {
+		l.line(m)
+	}
+	return l.classes
+}
+
+// NetlinkFingerprint says why a fingerprint would match reports raised in
+// net/netlink, the code the series changes, or "": a known-report entry
+// that does would hide a new report there. It does when it names a file
+// in net/netlink or one of netlink's lock classes, or when one of the top
+// two frames of one of its stacks
+// (the function that raised the report, and its caller, which is where
+// a helper such as refcount_inc or skb_put was called from) is netlink's:
+// a name with "netlink" or "nlk" in it, or af_netlink.c's other functions.
+// A frame further down is the path that led there, and every delivery to
+// a socket passes through netlink's (__netlink_sendskb under pollwake).
+func NetlinkFingerprint(fp string) string {
+	if m := fileLine.FindStringSubmatch(fp); m != nil && strings.HasPrefix(m[1], "net/netlink/") {
+		return "it names " + m[1]
+	}
+	head, frames, ok := strings.Cut(fp, ": ")
+	if !ok {
+		return ""
+	}
+	if _, classes, ok := strings.Cut(head, " ["); ok {
+		for _, c := range strings.Split(strings.TrimSuffix(classes, "]"), ", ") {
+			if netlinkLock(c) {
+				return "it names netlink's lock " + c
+			}
+		}
+	}
+	for _, stack := range strings.Split(frames, " / ") {
+		stack, _, _ = strings.Cut(stack, " (")
+		names := strings.Split(stack, ":")
+		for i := 0; i < len(names) && i < 2; i++ {
+			if netlinkFunc(names[i]) {
+				return "its stack has " + names[i] + " at the top"
+			}
+		}
+	}
+	return ""
+}
+
+// netlinkLock says whether a lock class is net/netlink's: nl_table_lock,
+// &nlk->cb_mutex, &nlk->groups's, a netlink_* key.
+func netlinkLock(class string) bool {
+	return strings.Contains(class, "netlink") || strings.Contains(class, "nlk") ||
+		strings.HasPrefix(class, "nl_") || strings.Contains(class, "->nl_")
+}
+
+func netlinkFunc(name string) bool {
+	return strings.Contains(name, "netlink") || strings.Contains(name, "nlk") ||
+		name == "do_one_broadcast" || name == "do_one_set_err" || strings.HasPrefix(name, "genl_")
 }

@@ -36,8 +36,8 @@ const kcsanSplat = `[   41.234567] =============================================
 [   41.237200] Hardware name: QEMU Standard PC (i440FX + PIIX, 1996), BIOS 1.16.2-debian-1.16.2-1 04/01/2014
 [   41.237300] ==================================================================`
 
-const kcsanFingerprint = "KCSAN data-race: netlink_getname:__sys_getsockname:__x64_sys_getsockname:do_syscall_64:entry_SYSCALL_64_after_hwframe / " +
-	"netlink_insert:netlink_autobind:netlink_sendmsg:____sys_sendmsg:___sys_sendmsg"
+const kcsanFingerprint = "KCSAN data-race: netlink_getname:__sys_getsockname:__x64_sys_getsockname:do_syscall_64:entry_SYSCALL_64_after_hwframe (read 4) / " +
+	"netlink_insert:netlink_autobind:netlink_sendmsg:____sys_sendmsg:___sys_sendmsg (write 4)"
 
 // The same race seen from the other CPU: the stacks in the other order,
 // other addresses, tasks, offsets and clone suffixes, an interrupt's
@@ -204,22 +204,22 @@ func TestFingerprint(t *testing.T) {
 	tests := []struct {
 		name, text, want string
 	}{
-		{"WARNING: RIP and call trace", warningSplat, "WARNING: do_one_broadcast:netlink_broadcast:rtnetlink_send"},
-		{"WARNING in an interrupt", irqWarningSplat, "WARNING: do_one_broadcast:netlink_broadcast_filtered:nlmsg_notify"},
+		{"WARNING: RIP and call trace", warningSplat, "WARNING at net/netlink/af_netlink.c:1500: do_one_broadcast:netlink_broadcast:rtnetlink_send"},
+		{"WARNING in an interrupt", irqWarningSplat, "WARNING at net/netlink/af_netlink.c:1500: do_one_broadcast:netlink_broadcast_filtered:nlmsg_notify"},
 		{"KASAN: generic and unreliable frames, module", kasanModuleSplat,
 			"KASAN use-after-free: do_one_broadcast:netlink_broadcast_filtered:vxlan_fdb_notify:rtnl_notify"},
 		{"KASAN kept to MaxLines", kasanSplat, "KASAN slab-use-after-free: netlink_broadcast_filtered:rtnl_notify"},
 		{"lockdep: the stack backtrace", lockdepFullSplat,
-			"lockdep possible circular locking dependency detected: _raw_read_lock:netlink_broadcast_filtered:netlink_update_subscriptions:netlink_setsockopt:__sys_setsockopt"},
-		{"lockdep without stacks", lockdepSplat, "lockdep possible circular locking dependency detected: (no stack)"},
+			"lockdep possible circular locking dependency detected [nl_table_lock, &net->nl_mc_lock]: _raw_read_lock:netlink_broadcast_filtered:netlink_update_subscriptions:netlink_setsockopt:__sys_setsockopt"},
+		{"lockdep without stacks", lockdepSplat, "lockdep possible circular locking dependency detected [nl_table_lock, &net->nl_mc_lock]: (no stack)"},
 		{"KCSAN: both stacks", kcsanSplat, kcsanFingerprint},
 		{"KCSAN: the other order", kcsanSplatSwapped, kcsanFingerprint},
 		{"KCSAN: an interrupt's stack ends at its entry", kcsanInterruptSplat,
-			"KCSAN data-race: rcu_core:rcu_core_si:__do_softirq:__irq_exit_rcu:sysvec_apic_timer_interrupt / rcu_gp_kthread:kthread:ret_from_fork"},
+			"KCSAN data-race: rcu_core:rcu_core_si:__do_softirq:__irq_exit_rcu:sysvec_apic_timer_interrupt (write 8) / rcu_gp_kthread:kthread:ret_from_fork (read 8)"},
 		{"refcount", refcountSplat, "refcount underflow: (no stack)"},
 		{"list corruption, BUG", listBugSplat, "list corruption list_del corruption: (no stack)"},
 		{"kmemleak", kmemleakSplat, "kmemleak: __alloc_skb:netlink_alloc_large_skb:netlink_sendmsg"},
-		{"a bare title", "WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10", "WARNING: do_one_broadcast"},
+		{"a bare title", "WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10", "WARNING at net/netlink/af_netlink.c:1500: do_one_broadcast"},
 	}
 	for _, tc := range tests {
 		got := Scan(lines(tc.text))
@@ -279,6 +279,24 @@ func TestCleanName(t *testing.T) {
 	} {
 		if got := cleanName(in); got != want {
 			t.Errorf("cleanName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// What makes a report specific is in its fingerprint: the same lockdep
+// splat with another lock held, the same WARN path from another line, the
+// same KCSAN stacks with another access size, each is another report.
+func TestFingerprintIsSpecific(t *testing.T) {
+	for _, tt := range []struct{ name, text, old, new string }{
+		{"lock class", lockdepFullSplat, "(&net->nl_mc_lock){+.+.}", "(&nlk->cb_mutex){+.+.}"},
+		{"WARN line", warningSplat, "af_netlink.c:1500", "af_netlink.c:1517"},
+		{"access size", kcsanSplat, "of 4 bytes by task 213", "of 8 bytes by task 213"},
+		{"suspicious RCU usage", rcuUsageSplat, "af_netlink.c:1521", "af_netlink.c:2001"},
+	} {
+		a := scanOne(t, tt.text).Fingerprint()
+		b := scanOne(t, strings.ReplaceAll(tt.text, tt.old, tt.new)).Fingerprint()
+		if a == b {
+			t.Errorf("%s: %q changed, fingerprint still %q", tt.name, tt.old, a)
 		}
 	}
 }

@@ -6,7 +6,10 @@
 // even though everything it checked was delivered as expected.
 //
 // A Watcher reads /dev/kmsg without blocking from the moment it is opened and
-// compares /proc/sys/kernel/tainted with its value at that moment. Scan
+// compares /proc/sys/kernel/tainted with its value at that moment. It
+// returns a report once the report has ended, and counts the records the
+// kernel overwrote before they were read (Missed): a report may have been
+// among them. Scan
 // classifies lines captured elsewhere, such as a serial console. Every
 // report has a Fingerprint; Sift sets aside the known reports, those that
 // known_reports.txt names (the unpatched kernel gives them too).
@@ -17,6 +20,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -36,6 +40,17 @@ type Report struct {
 	// the order logged, read from all of the report, not only from Lines;
 	// nil when it had none (see Fingerprint).
 	Stacks [][]string
+	// Accesses are a KCSAN race's two accesses, one per stack of Stacks
+	// ("read 8", "write (marked) 4"); nil for other kinds.
+	Accesses []string
+	// Locks are the lock classes a lockdep report names before its
+	// "other info" (the lock taken, then the one held), or the file:line
+	// of a suspicious RCU usage, read from all of the report; nil for
+	// other kinds.
+	Locks []string
+	// Gaps are the lines inside the report saying that messages were
+	// dropped or suppressed: the report is not whole.
+	Gaps []string
 }
 
 // String is the report on one line: its title line, after its kind when the
@@ -95,7 +110,30 @@ type Watcher struct {
 	missed       uint64
 	err          error
 	from         string // where the watch starts, if not at the program's start
+	// now and sleep are the clock (time.Now, time.Sleep); tests replace them.
+	now   func() time.Time
+	sleep func(time.Duration)
+	// lastRead is when a record was last read, opened when the open
+	// report began (see Poll).
+	lastRead, opened time.Time
+	openRep          *Report
+	// started is the taint mask at the program's start (Open).
+	started     uint64
+	toldStarted bool // the bits already set were said
 }
+
+// Quiet is how long the log must stay silent before a report that has no
+// end marker (or whose end marker is still to come) counts as ended. The
+// kernel logs a report in one go, line after line; under TCG on a loaded
+// host a vCPU may stall for a second between two of them.
+const Quiet = 2 * time.Second
+
+// MaxOpen bounds how long a report stays open while the log does not go
+// quiet (a report without an end marker followed by unrelated messages).
+const MaxOpen = 10 * time.Second
+
+// settleStep is how often Settle reads the log while a report is open.
+const settleStep = 50 * time.Millisecond
 
 // Open starts watching the kernel log from the calling process's start:
 // every record logged since then counts, also those logged before Open
@@ -118,22 +156,33 @@ func open(program string, mark func(string) (marker, error)) (*Watcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", DevKmsg, err)
 	}
-	w := &Watcher{fd: fd, read: unix.Read, buf: make([]byte, recordBuf), seen: mask}
+	w := newWatcher(fd, unix.Read, mask)
 	w.from = w.start(program, mark)
 	return w, nil
 }
 
+func newWatcher(fd int, read func(int, []byte) (int, error), mask uint64) *Watcher {
+	return &Watcher{fd: fd, read: read, buf: make([]byte, recordBuf), seen: mask, started: mask,
+		now: time.Now, sleep: time.Sleep}
+}
+
 // Poll reads every record logged since the last Poll without blocking and
 // returns the reports they complete, plus one Report per taint bit newly set
-// since Open. A report still being logged is returned with the lines logged
-// so far (its remaining lines are not reported again): it is due to the
-// case during which it began.
+// since Open. A report still being logged stays open until its end marker
+// comes, the log has been quiet for Quiet, or it has been open for MaxOpen:
+// cut at a poll, its fingerprint would be partial and a known report new.
 func (w *Watcher) Poll() []Report {
 	w.drain()
+	if w.split.pending() {
+		now := w.now()
+		if now.Sub(w.lastRead) >= Quiet || (w.split.open != nil && now.Sub(w.opened) >= MaxOpen) {
+			w.split.boundary()
+		}
+	}
 	reports := w.split.take()
 	mask, err := ReadTaint()
 	if err != nil {
-		w.fail(err)
+		w.fail(fmt.Errorf("taint mask: %w", err))
 		return reports
 	}
 	reports = append(reports, TaintReports(w.seen, mask)...)
@@ -141,8 +190,40 @@ func (w *Watcher) Poll() []Report {
 	return reports
 }
 
+// Settle is Poll at the end of a case: while a report is still being
+// logged it reads the log again until the report ends (its end marker,
+// Quiet, or MaxOpen), so that the report is whole and due to the case
+// during which it began.
+func (w *Watcher) Settle() []Report {
+	reports := w.Poll()
+	for w.split.pending() {
+		w.sleep(settleStep)
+		reports = append(reports, w.Poll()...)
+	}
+	return reports
+}
+
+// AlreadyTainted is the taint bits that were set when the program started,
+// once: the taint mask cannot show them being set again, so they are not
+// judged, and the caller says so. Later calls return 0.
+func (w *Watcher) AlreadyTainted() uint64 {
+	if w.toldStarted {
+		return 0
+	}
+	w.toldStarted = true
+	return w.started
+}
+
 // drain reads records until the log has no more.
-func (w *Watcher) drain() { w.readAll(w.record) }
+func (w *Watcher) drain() {
+	w.readAll(func(rec []byte) {
+		w.lastRead = w.now()
+		w.record(rec)
+		if w.split.open != nil && w.split.open != w.openRep {
+			w.openRep, w.opened = w.split.open, w.lastRead
+		}
+	})
+}
 
 // readAll hands every record the log has now to fn.
 func (w *Watcher) readAll(fn func(rec []byte)) {
@@ -165,6 +246,8 @@ func (w *Watcher) readAll(fn func(rec []byte)) {
 			// The record does not fit; it stays unread until it does.
 			w.buf = make([]byte, 2*len(w.buf))
 		default:
+			// The records from here on may never be read: the watch
+			// is broken, and Err says so.
 			w.fail(fmt.Errorf("read %s: %w", DevKmsg, err))
 			return
 		}
@@ -179,20 +262,7 @@ func (w *Watcher) record(rec []byte) {
 		return
 	}
 	f := strings.Split(hdr, ",")
-	if len(f) >= 2 {
-		var seq uint64
-		if _, err := fmt.Sscan(f[1], &seq); err == nil {
-			if w.resync {
-				if w.haveSeq && seq > w.lastSeq {
-					w.missed += seq - w.lastSeq - 1
-				} else {
-					w.missed++ // at least one; which, is unknown
-				}
-				w.resync = false
-			}
-			w.lastSeq, w.haveSeq = seq, true
-		}
-	}
+	w.missed += w.gap(hdr)
 	// A report's lines all come from one source: a record written by user
 	// space (facility 1 and up, as through /dev/kmsg) neither continues a
 	// kernel report nor is continued by the kernel's records.
@@ -213,6 +283,33 @@ func (w *Watcher) record(rec []byte) {
 		}
 		w.split.line(line)
 	}
+}
+
+// gap reads a record's sequence number and returns how many records were
+// overwritten before it was read: none unless the read before it failed
+// with EPIPE; then the gap in sequence numbers, or at least one when there
+// is no record before it to count from.
+func (w *Watcher) gap(hdr string) uint64 {
+	f := strings.Split(hdr, ",")
+	if len(f) < 2 {
+		return 0
+	}
+	seq, err := strconv.ParseUint(f[1], 10, 64)
+	if err != nil {
+		return 0
+	}
+	var lost uint64
+	if w.resync {
+		if w.haveSeq && seq > w.lastSeq {
+			lost = seq - w.lastSeq - 1
+		}
+		if lost == 0 {
+			lost = 1 // at least one; which, is unknown
+		}
+		w.resync = false
+	}
+	w.lastSeq, w.haveSeq = seq, true
+	return lost
 }
 
 // unescape undoes /dev/kmsg's \xNN escaping of control characters,
@@ -296,7 +393,7 @@ func (sc *Scanner) Line(line string) { sc.s.line(StripPrefix(line)) }
 
 // Reports returns the reports found since the last call, the one still
 // being logged included.
-func (sc *Scanner) Reports() []Report { return sc.s.take() }
+func (sc *Scanner) Reports() []Report { return sc.s.takeAll() }
 
 // StripPrefix removes what the console puts before a message: a trailing
 // carriage return, the "[    1.234567]" timestamp and a "[  T123]" or

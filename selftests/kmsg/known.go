@@ -4,6 +4,7 @@ package kmsg
 
 import (
 	_ "embed" // the known-report list
+	"fmt"
 	"strings"
 	"sync"
 )
@@ -18,14 +19,17 @@ import (
 //go:embed known_reports.txt
 var knownReports string
 
-// known is knownReports parsed: fingerprint -> where it was seen.
-var known = parseKnown(knownReports)
+// known is knownReports parsed: fingerprint -> where it was seen; refused
+// is the entries left out (see parseKnown).
+var known, refused = parseKnown(knownReports)
 
 // parseKnown reads a known-report list. Every line that is neither blank
 // nor a comment is a fingerprint, taken as it is (spaces at its ends
-// trimmed).
-func parseKnown(text string) map[string]string {
-	list := map[string]string{}
+// trimmed). An entry that would match reports raised in net/netlink
+// (NetlinkFingerprint) is refused: it would hide a new report in the code
+// the series changes. refused says, for each, why.
+func parseKnown(text string) (list map[string]string, refused []string) {
+	list = map[string]string{}
 	var comment []string
 	for _, l := range strings.Split(text, "\n") {
 		l = strings.TrimSpace(l)
@@ -35,10 +39,14 @@ func parseKnown(text string) map[string]string {
 		case strings.HasPrefix(l, "#"):
 			comment = append(comment, strings.TrimSpace(strings.TrimPrefix(l, "#")))
 		default:
+			if why := NetlinkFingerprint(l); why != "" {
+				refused = append(refused, fmt.Sprintf("known_reports.txt: %q refused: %s, so it would hide a report in net/netlink", l, why))
+				continue
+			}
 			list[l] = strings.Join(comment, " ")
 		}
 	}
-	return list
+	return list, refused
 }
 
 // Known reports whether the known-report list names r, and what it says
@@ -69,11 +77,12 @@ var taintBy = map[string]string{
 type sifter struct {
 	mu        sync.Mutex
 	list      map[string]string
-	explained string // taint letters
+	refused   []string // said once, at the first sift
+	explained string   // taint letters
 }
 
 // process is the program's sifter: one kernel, one taint mask.
-var process = &sifter{list: known}
+var process = &sifter{list: known, refused: refused}
 
 // Sift returns the reports that are not known, for the caller to fail
 // on, and prints each known one as one diag line ("known kernel report
@@ -88,6 +97,10 @@ func Sift(reports []Report, diag func(format string, args ...any)) []Report {
 func (s *sifter) sift(reports []Report, diag func(format string, args ...any)) []Report {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for _, r := range s.refused {
+		diag("%s", r)
+	}
+	s.refused = nil
 	var fresh, taints []Report
 	for _, r := range reports {
 		if r.Kind == "taint" {

@@ -116,24 +116,41 @@ func (w *Watcher) start(program string, mark func(string) (marker, error)) strin
 		w.skipAll()
 		return fmt.Sprintf("from the watch's start, not the program's (the log cannot be marked: %v)", err)
 	}
-	var held [][]byte
+	// A record that follows records overwritten before they were read
+	// (EPIPE) carries how many were lost; they count only if they may
+	// have been logged since the program's start, which the first record
+	// after them says.
+	type heldRecord struct {
+		rec  []byte
+		lost uint64
+	}
+	var held []heldRecord
 	found, markAt := false, time.Duration(0)
 	w.readAll(func(rec []byte) {
 		hdr, body, _ := strings.Cut(string(rec), ";")
+		lost := w.gap(hdr)
 		if text, _, _ := strings.Cut(body, "\n"); text == m.text {
 			found, markAt = true, recordTime(hdr)
+			if lost > 0 {
+				// Lost just before the marker: since the start,
+				// at least in part.
+				w.missed += lost
+			}
 			return
 		}
-		held = append(held, bytes.Clone(rec))
+		held = append(held, heldRecord{bytes.Clone(rec), lost})
 	})
 	if !found {
 		return "from the watch's start, not the program's (its marker line is not in the log)"
 	}
 	since := markAt - (m.at - began) - time.Second/userHZ
-	for _, rec := range held {
-		hdr, _, _ := strings.Cut(string(rec), ";")
+	last := w.lastSeq // replaying moves it back
+	defer func() { w.lastSeq, w.lastRead = last, w.now() }()
+	for _, h := range held {
+		hdr, _, _ := strings.Cut(string(h.rec), ";")
 		if recordTime(hdr) >= since {
-			w.record(rec)
+			w.missed += h.lost
+			w.record(h.rec)
 		}
 	}
 	return ""

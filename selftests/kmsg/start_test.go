@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // startAt makes the process look started at began (CLOCK_MONOTONIC) for
@@ -38,7 +40,7 @@ func TestOpenCountsFromTheProgramsStart(t *testing.T) {
 		t.Fatalf("start = %q, want the program's start found", from)
 	}
 	var got []string
-	for _, r := range w.Poll() {
+	for _, r := range w.Settle() {
 		if r.Kind == "WARNING" {
 			got = append(got, r.Lines[0])
 		}
@@ -67,9 +69,37 @@ func TestOpenWithoutAMarkerStartsAtOpen(t *testing.T) {
 			t.Errorf("%s: start = %q", name, from)
 		}
 		f.steps = []any{"4,2,3000000,-;WARNING: CPU: 0 PID: 1 at b.c:1 after_open+0x0/0x1\n"}
-		reps := w.Poll()
+		reps := w.Settle()
 		if len(reps) != 1 || !strings.Contains(reps[0].Lines[0], "after_open") {
 			t.Errorf("%s: Poll() = %q, want only the WARNING logged after Open", name, reps)
+		}
+	}
+}
+
+// Records overwritten while Open scans the log count as lost only when
+// they may have been logged since the program's start: a gap before a
+// record from before the start is not the program's; one before a record
+// from after it is, with its size.
+func TestOpenCountsOnlyTheProgramsLostRecords(t *testing.T) {
+	const text = "prog[7]: kernel log watched for reports from the program's start (ab)"
+	mark := func(string) (marker, error) { return marker{text: text, at: 102 * time.Second}, nil }
+	for _, tt := range []struct {
+		name  string
+		steps []any
+		want  uint64
+	}{
+		{"before the start", []any{unix.EPIPE, "6,5,40000000,-;old\n", "6,6,41000000,-;old\n", "14,7,50000000,-;" + text + "\n"}, 0},
+		{"after the start", []any{"6,5,40000000,-;old\n", unix.EPIPE, "6,9,49000000,-;new\n", "14,10,50000000,-;" + text + "\n"}, 3},
+		{"before the marker", []any{"6,5,40000000,-;old\n", unix.EPIPE, "14,10,50000000,-;" + text + "\n"}, 4},
+	} {
+		startAt(t, 100*time.Second)
+		w, _ := fakeWatcher(t, tt.steps...)
+		if from := w.start("prog", mark); from != "" {
+			t.Fatalf("%s: start = %q", tt.name, from)
+		}
+		w.Settle()
+		if w.Missed() != tt.want {
+			t.Errorf("%s: Missed() = %d, want %d", tt.name, w.Missed(), tt.want)
 		}
 	}
 }

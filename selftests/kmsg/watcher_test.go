@@ -4,10 +4,12 @@ package kmsg
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -46,8 +48,17 @@ func fakeWatcher(t *testing.T, steps ...any) (*Watcher, *fakeLog) {
 	}
 	f := &fakeLog{steps: steps}
 	// fd 0 is never read: the fake replaces the read.
-	return &Watcher{fd: 0, read: f.read, buf: make([]byte, recordBuf), seen: mask}, f
+	w := newWatcher(0, f.read, mask)
+	clock := &fakeClock{t: time.Unix(1000, 0)}
+	w.now, w.sleep = clock.now, clock.sleep
+	return w, f
 }
+
+// fakeClock is a clock that moves only when slept on.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time        { return c.t }
+func (c *fakeClock) sleep(d time.Duration) { c.t = c.t.Add(d) }
 
 func TestPollRecords(t *testing.T) {
 	w, _ := fakeWatcher(t,
@@ -92,26 +103,78 @@ func TestPollFacilityEndsReport(t *testing.T) {
 		"4,3,3,-;WARNING: CPU: 1 PID: 9 at net/core/dev.c:10 f+0x0/0x1\n",
 		"4,4,4,-;Modules linked in:\n",
 	)
-	got := w.Poll()
+	got := w.Settle()
 	if len(got) != 2 || len(got[0].Lines) != 1 || len(got[1].Lines) != 2 {
 		t.Errorf("Poll() = %q, want the user's one-line WARNING and the kernel's two-line one", got)
 	}
 }
 
-// A report being logged when Poll runs is returned then, and its remaining
-// lines are not a report again.
+// A report still being logged when Poll runs stays open: it is returned
+// whole, with the fingerprint of the whole report, once its end marker
+// comes; a report that never gets one ends when the log has been quiet
+// for Quiet (Settle waits for that at the end of a case). Closed at the
+// first poll, as before, the known KCSAN report had a partial
+// fingerprint, and printed as a new one.
 func TestPollSplitReport(t *testing.T) {
-	w, f := fakeWatcher(t,
-		"3,1,1,-;BUG: KASAN: slab-use-after-free in netlink_broadcast+0x1/0x2\n",
-		"3,2,2,-;Read of size 8 at addr ffff88800a6c3b10 by task x/1\n",
-	)
-	first := w.Poll()
-	if len(first) != 1 || first[0].Kind != "KASAN" || len(first[0].Lines) != 2 {
-		t.Fatalf("first Poll() = %q, want the KASAN report's two lines", first)
+	data, err := os.ReadFile("testdata/u-kcsan-strict-poll_schedule_timeout-pollwake.txt")
+	if err != nil {
+		t.Fatal(err)
 	}
-	f.steps = []any{"3,3,3,-;\n", "3,4,4,-;CPU: 1 PID: 1 Comm: x\n", "3,5,5,-; </TASK>\n"}
-	if second := w.Poll(); len(second) != 0 {
-		t.Errorf("second Poll() = %q, want nothing", second)
+	var recs []any
+	for i, l := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {
+		recs = append(recs, fmt.Sprintf("4,%d,%d,-;%s\n", i+1, i+1, StripPrefix(l)))
+	}
+	whole := Scan(strings.Split(string(data), "\n"))
+	if len(whole) != 1 {
+		t.Fatalf("%d reports in the capture, want 1", len(whole))
+	}
+	cut := 12 // in the first stack
+	w, f := fakeWatcher(t, recs[:cut]...)
+	if first := w.Poll(); len(first) != 0 {
+		t.Fatalf("first Poll() = %q, want nothing: the report is still being logged", first)
+	}
+	f.steps = recs[cut:]
+	second := w.Poll()
+	if len(second) != 1 || second[0].Fingerprint() != whole[0].Fingerprint() {
+		t.Fatalf("second Poll() = %q, want the whole report, fingerprint %q", second, whole[0].Fingerprint())
+	}
+	if _, ok := Known(second[0]); !ok {
+		t.Errorf("the report split across two polls is not known: %q", second[0].Fingerprint())
+	}
+
+	// No end marker: open until the log is quiet.
+	w, _ = fakeWatcher(t,
+		"4,1,1,-;INFO: task kworker/0:1:12 blocked for more than 120 seconds.\n",
+		"4,2,2,-;      Not tainted 6.1.192 #1\n",
+	)
+	if got := w.Poll(); len(got) != 0 {
+		t.Fatalf("Poll() = %q, want nothing before the log is quiet", got)
+	}
+	w.sleep(Quiet - time.Millisecond)
+	if got := w.Poll(); len(got) != 0 {
+		t.Fatalf("Poll() %v later = %q, want nothing", Quiet-time.Millisecond, got)
+	}
+	w.sleep(time.Millisecond)
+	if got := w.Poll(); len(got) != 1 || len(got[0].Lines) != 2 {
+		t.Fatalf("Poll() once quiet = %q, want the report's two lines", got)
+	}
+
+	// Settle waits for the end of the report being logged.
+	w, f = fakeWatcher(t, recs[:cut]...)
+	late := recs[cut:]
+	w.sleep = func(d time.Duration) { f.steps, late = append(f.steps, late...), nil }
+	if got := w.Settle(); len(got) != 1 || got[0].Fingerprint() != whole[0].Fingerprint() {
+		t.Fatalf("Settle() = %q, want the whole report", got)
+	}
+
+	// A report whose lines keep coming ends after MaxOpen.
+	w, f = fakeWatcher(t, "4,1,1,-;INFO: task x:1 blocked for more than 120 seconds.\n")
+	for i := 0; w.Poll() == nil && i < 1000; i++ {
+		f.steps = []any{fmt.Sprintf("4,%d,1,-;line %d\n", i+2, i)}
+		w.sleep(time.Second)
+	}
+	if w.now().Sub(time.Unix(1000, 0)) > MaxOpen+time.Second {
+		t.Errorf("the report ended after %v, want MaxOpen (%v)", w.now().Sub(time.Unix(1000, 0)), MaxOpen)
 	}
 }
 
@@ -124,7 +187,7 @@ func TestPollOverwrittenAndLongRecords(t *testing.T) {
 		unix.EINTR,
 		"6,11,1,-;after\n",
 	)
-	got := w.Poll()
+	got := w.Settle()
 	if len(got) != 1 || got[0].Kind != "WARNING" || !strings.HasSuffix(got[0].Lines[0], "xxx") {
 		t.Fatalf("Poll() = %.200q, want the long WARNING record whole", got)
 	}

@@ -76,7 +76,9 @@ func watched(mode string) error {
 	if err != nil {
 		return err
 	}
-	got := w.Poll()
+	// Settle: the one-line WARNING has no end marker; it ends when the
+	// log goes quiet.
+	got := w.Settle()
 	if w.Err() != nil {
 		return w.Err()
 	}
