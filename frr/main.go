@@ -25,6 +25,7 @@ package main
 
 import (
 	"os"
+	"strings"
 
 	"nlmcast/selftests"
 	"nlmcast/selftests/mcswitch"
@@ -41,6 +42,8 @@ var suite = selftests.Suite{
 	Cases:  cases(),
 	Switch: true,
 	Setup:  setup,
+	Flags:  registerFlags,
+	Check:  checkFlags,
 }
 
 // prog is what the cases share: where FRR is, the switch, and the
@@ -48,24 +51,45 @@ var suite = selftests.Suite{
 var prog struct {
 	frr    frrInstall
 	frrErr error
-	sw     *mcswitch.Switch
-	swSkip string
-	seq    *sequence
+	ip     string // iproute2's ip: the sequences' observer
+	// seqSkip says which package the sequences lack, or "".
+	seqSkip string
+	sw      *mcswitch.Switch
+	swSkip  string
+	seq     *sequence // guarded by seqMu
 }
 
-// setup finds FRR (its absence makes the FRR cases SKIP, not the
-// program fail) and takes the switch Main holds (locked against the other
-// programs that change it, saved, and restored on every way out); its
-// teardown stops any daemon still running.
+// setup finds FRR, ip and ping (a missing one makes every sequence case
+// SKIP naming its package, not the program fail) and takes the switch
+// Main holds (locked against the other programs that change it, saved,
+// and restored on every way out); its teardown stops any daemon still
+// running.
 func setup(log func(format string, args ...any)) (func() error, error) {
 	prog.frr, prog.frrErr = findFRR()
+	prog.ip = findIP()
+	prog.seqSkip = sequenceNeeds(prog.frrErr, prog.ip, findPing())
 	prog.sw, prog.swSkip = selftests.HeldSwitch()
 	return func() error {
-		if prog.seq != nil {
-			return prog.seq.end(nil)
+		if s := current(); s != nil {
+			return s.end(nil)
 		}
 		return nil
 	}, nil
+}
+
+// sequenceNeeds names the packages the sequences lack, or "".
+func sequenceNeeds(frrErr error, ip, ping string) string {
+	var missing []string
+	if frrErr != nil {
+		missing = append(missing, frrErr.Error())
+	}
+	if ip == "" {
+		missing = append(missing, "no ip (Debian package iproute2: the observer's ip monitor all-nsid)")
+	}
+	if ping == "" {
+		missing = append(missing, "no ping (Debian package iputils-ping: the ping step)")
+	}
+	return strings.Join(missing, "; ")
 }
 
 func cases() []selftests.Case {

@@ -122,8 +122,9 @@ func (r *router) kernel() (kstate, error) {
 }
 
 // start writes the daemons' configuration and starts the keeper. It
-// returns once every daemon has opened its vty socket.
-func (r *router) start(frr frrInstall, bgpdConf string, within time.Duration) error {
+// returns once every daemon has opened its vty socket, or once stop is
+// closed (the program is stopping or gave up on the step).
+func (r *router) start(frr frrInstall, bgpdConf string, within time.Duration, stop <-chan struct{}) error {
 	run, vartmp := filepath.Join(r.Dir, "run"), filepath.Join(r.Dir, "vartmp")
 	for _, d := range []string{filepath.Join(run, "frr"), vartmp} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -176,6 +177,8 @@ func (r *router) start(frr frrInstall, bgpdConf string, within time.Duration) er
 	case <-r.readyCh:
 	case <-time.After(within + 5*time.Second):
 		return fmt.Errorf("router %s: daemons not ready within %v", r.Name, within)
+	case <-stop:
+		return fmt.Errorf("router %s: stopped while its daemons were starting", r.Name)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -139,6 +139,13 @@ func hopSet(hs []hop) string {
 	return strings.Join(s, ", ")
 }
 
+// linkLocal is left out of the RIB comparison: zebra keeps a connected
+// fe80::/64 per interface and marks as selected or installed only some of
+// them, not the ones the kernel has (a stub link taken down leaves its
+// entry marked, another link's unmarked). The link-local addresses
+// themselves are compared, per interface, with the addresses.
+var linkLocal = netip.MustParsePrefix("fe80::/64")
+
 // compareRIB lists where zebra's RIB and the kernel's main table
 // disagree: a kernel route zebra does not know, or knows with other
 // nexthops (a missed or misread RTM_NEWROUTE or RTM_NEWNEXTHOP); a kernel
@@ -149,6 +156,9 @@ func hopSet(hs []hop) string {
 func compareRIB(k kstate, z zview) []string {
 	var diffs []string
 	for _, p := range k.prefixes() {
+		if p == linkLocal {
+			continue
+		}
 		rs := k.routesTo(p)
 		var kh []hop
 		var kd []string
@@ -166,7 +176,7 @@ func compareRIB(k kstate, z zview) []string {
 		}
 	}
 	for p, es := range z.Routes {
-		if len(k.routesTo(p)) > 0 {
+		if p == linkLocal || len(k.routesTo(p)) > 0 {
 			continue
 		}
 		for _, e := range es {
