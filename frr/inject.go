@@ -25,15 +25,22 @@ import (
 // zebra's requests and their ACKs still work: it goes on installing what
 // BGP learns; only what the kernel tells it unasked is lost.
 
-// deafSpec is one item of -inject-deaf, ROUTER[:routes][@STEP].
+// deafSpec is one item of -inject-deaf, ROUTER[:routes][@STEP], where
+// ROUTER may also be obs, the observer's ip monitor.
 type deafSpec struct {
-	Router int    // 0 for r1
+	Router int    // 0 for r1, observerTarget for obs
 	Routes bool   // only RTNLGRP_IPV4_ROUTE and RTNLGRP_IPV6_ROUTE
 	Before string // the step before which; "" right after the lab starts
 }
 
+// observerTarget is deafSpec.Router for the observer.
+const observerTarget = -1
+
 func (d deafSpec) String() string {
 	s := fmt.Sprintf("r%d", d.Router+1)
+	if d.Router == observerTarget {
+		s = "obs"
+	}
 	if d.Routes {
 		s += ":routes"
 	}
@@ -52,9 +59,9 @@ var inject struct {
 }
 
 func registerFlags(fs *flag.FlagSet) {
-	fs.StringVar(&inject.deafFlag, "inject-deaf", "", "SELF-TEST of the checks: a comma-separated list of `ROUTER[:routes][@STEP]` (r1, r2, r3; a step name): "+
-		"drop every group (:routes: only the IPv4 and IPv6 route groups) from that router's zebra's netlink sockets, taken with pidfd_getfd, "+
-		"right after each sequence's lab starts or just before STEP; the first step whose change that zebra must hear of then fails")
+	fs.StringVar(&inject.deafFlag, "inject-deaf", "", "SELF-TEST of the checks: a comma-separated list of `ROUTER[:routes][@STEP]` (r1, r2, r3, or obs; a step name): "+
+		"drop every group (:routes: only the IPv4 and IPv6 route groups) from that router's zebra's netlink sockets (obs: the observer's ip monitor's), taken with pidfd_getfd, "+
+		"right after each sequence's lab starts or just before STEP; the first step whose change that zebra (or the observer) must hear of then fails")
 }
 
 func checkFlags() error {
@@ -86,10 +93,14 @@ func parseDeaf(v string) ([]deafSpec, error) {
 			d.Routes = true
 		}
 		n, err := strconv.Atoi(strings.TrimPrefix(name, "r"))
-		if !strings.HasPrefix(name, "r") || err != nil || n < 1 || n > routerCount {
-			return nil, fmt.Errorf("-inject-deaf %q: %q is not a router (r1 to r%d)", item, name, routerCount)
+		switch {
+		case name == "obs":
+			d.Router = observerTarget
+		case !strings.HasPrefix(name, "r") || err != nil || n < 1 || n > routerCount:
+			return nil, fmt.Errorf("-inject-deaf %q: %q is neither a router (r1 to r%d) nor obs", item, name, routerCount)
+		default:
+			d.Router = n - 1
 		}
-		d.Router = n - 1
 		out = append(out, d)
 	}
 	return out, nil
@@ -103,20 +114,27 @@ func (s *sequence) injectBefore(t selftests.T, step string) {
 		if d.Before != step {
 			continue
 		}
-		r := s.r(d.Router)
-		pid, err := r.hostPID("zebra")
-		if err != nil {
-			t.Fatalf("self-test -inject-deaf %s: %v", d, err)
+		var pid int
+		var who, ns string
+		if d.Router == observerTarget {
+			pid, who, ns = s.lab.obs.p.Cmd.Process.Pid, s.lab.obs.String(), "obs"
+		} else {
+			r := s.r(d.Router)
+			p, err := r.hostPID("zebra")
+			if err != nil {
+				t.Fatalf("self-test -inject-deaf %s: %v", d, err)
+			}
+			pid, who, ns = p, "router "+r.Name+" zebra", r.Name
 		}
 		var only []uint32
 		if d.Routes {
 			only = routeGroups
 		}
-		did, err := deafen(pid, r.Name, only)
+		did, err := deafen(pid, ns, only)
 		if err != nil {
-			t.Fatalf("self-test -inject-deaf %s: router %s zebra (pid %d): %v", d, r.Name, pid, err)
+			t.Fatalf("self-test -inject-deaf %s: %s (pid %d): %v", d, who, pid, err)
 		}
-		t.Logf("self-test -inject-deaf %s: router %s zebra (pid %d) made deaf: %s", d, r.Name, pid, strings.Join(did, "; "))
+		t.Logf("self-test -inject-deaf %s: %s (pid %d) made deaf: %s", d, who, pid, strings.Join(did, "; "))
 	}
 }
 

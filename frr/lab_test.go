@@ -91,7 +91,9 @@ func needLab(t *testing.T) {
 		t.Skip("no ping (Debian package iputils-ping)")
 	}
 	prog.seqSkip = ""
+	inject.deaf, inject.deafFlag = nil, "" // a self-test's run leaves its flag parsed
 	t.Cleanup(func() {
+		inject.deaf, inject.deafFlag = nil, ""
 		if s := current(); s != nil {
 			if err := s.end(nil); err != nil {
 				t.Error(err)

@@ -6,11 +6,16 @@
 //
 // FRR (Debian's frr package: zebra and bgpd) runs in three router
 // namespaces in a line, dual-stack eBGP, beside a namespace of idle
-// foreign subscribers. One sequence of steps, each a TAP result, is run
-// with net.core.netlink_route_mc_index at 0 (mode0.*), at 1 (mode1.*) and
-// while a writer flips it (flipping.*): learn, install, ping,
-// withdraw_addr, withdraw_link, reinstall. Each waits for convergence
-// with a deadline and records how long it took. The ip monitor cases
+// foreign subscribers and an observer namespace where `ip monitor
+// all-nsid` listens to every router. One sequence of steps, each a TAP
+// result, is run with net.core.netlink_route_mc_index at 0 (mode0.*), at
+// 1 (mode1.*) and while a writer flips it (flipping.*): learn, install,
+// ping, withdraw_addr, withdraw_route, withdraw_link, reinstall, each
+// changing every router. Each waits for convergence with a deadline and
+// records how long it took; after each, every zebra's view must equal its
+// kernel's, the observer must have printed what the step changed, and
+// while flipping a flip must have landed. -inject-deaf makes chosen
+// zebras deaf, the self-test of those checks. The ip monitor cases
 // (ipmonitor.*) compare what `ip monitor` and `ip monitor all-nsid`
 // print with what the harness's own sockets received.
 //
@@ -19,8 +24,9 @@
 // router.go, lab.go and config.go (the routers, the topology, bgpd.conf),
 // kernel.go (the kernel's routes, nexthops and addresses), zebra.go
 // (zebra's view and the comparison), sequence.go (a sequence and its
-// mode), steps.go (the steps), ipmonitor.go and ipmonitor_parse.go (the
-// ip monitor cases).
+// mode), steps.go (the steps), observer.go (the sequence's ip monitor
+// all-nsid), inject.go (-inject-deaf), ipmonitor.go and
+// ipmonitor_parse.go (the ip monitor cases).
 package main
 
 import (

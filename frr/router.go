@@ -283,9 +283,15 @@ func (r *router) logTail(daemon string, n int) []string {
 }
 
 // vtysh runs FRR's shell against one daemon of the router: a real client
-// of the daemon's vty socket, reached through the router's directory.
-func (r *router) vtysh(frr frrInstall, daemon, command string, within time.Duration) ([]byte, error) {
-	cmd := exec.Command(frr.Vtysh, "--vty_socket", filepath.Join(r.Dir, "run", "frr"), "-d", daemon, "-c", command)
+// of the daemon's vty socket, reached through the router's directory. It
+// runs the commands in turn and prints their outputs one after another.
+func (r *router) vtysh(frr frrInstall, daemon string, commands []string, within time.Duration) ([]byte, error) {
+	args := []string{"--vty_socket", filepath.Join(r.Dir, "run", "frr"), "-d", daemon}
+	for _, c := range commands {
+		args = append(args, "-c", c)
+	}
+	command := strings.Join(commands, "; ")
+	cmd := exec.Command(frr.Vtysh, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	p, err := startIn(nil, cmd, 0)
