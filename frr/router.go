@@ -175,8 +175,8 @@ func (r *router) start(frr frrInstall, bgpdConf string, within time.Duration, st
 	go r.listen(out, 2)
 	select {
 	case <-r.readyCh:
-	case <-time.After(within + 5*time.Second):
-		return fmt.Errorf("router %s: daemons not ready within %v", r.Name, within)
+	case <-time.After(2*within + 5*time.Second): // the keeper gives each daemon within, one after the other
+		return fmt.Errorf("router %s: daemons not ready within %v each", r.Name, within)
 	case <-stop:
 		return fmt.Errorf("router %s: stopped while its daemons were starting", r.Name)
 	}

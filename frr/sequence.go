@@ -91,7 +91,8 @@ func sequenceCases(m mode) []selftests.Case {
 	for i, st := range steps {
 		c := selftests.Case{Name: m.Name + "." + st.Name, Run: func(t selftests.T) { s.runStep(t, i) }}
 		if i == 0 {
-			c.Timeout = 2*daemonStartWithin + sessionsWithin + 2*convergeWithin
+			// Each router's two daemons start one after the other.
+			c.Timeout = routerCount*2*daemonStartWithin + sessionsWithin + 2*convergeWithin + 2*observerWithin
 		}
 		cs = append(cs, c)
 	}
@@ -290,6 +291,7 @@ func (s *sequence) converge(t selftests.T, what, cond string, within time.Durati
 			s.logDaemons(t)
 			t.Fatalf("%s: %s, while waiting for: %s", what, d, cond)
 		}
+		began := time.Now()
 		ok, state, err := check()
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
@@ -305,7 +307,10 @@ func (s *sequence) converge(t selftests.T, what, cond string, within time.Durati
 		select {
 		case <-selftests.Done(t):
 			t.Fatalf("%s: stopped (%s) while waiting for %s", what, stopReason(), cond)
-		case <-time.After(pollEvery): // the daemons converge on their own time
+		// The daemons converge on their own time. A check that takes long
+		// (vtysh runs on a loaded or emulated CPU) waits as long again:
+		// the harness takes at most half the CPU the daemons need.
+		case <-time.After(max(pollEvery, time.Since(began))):
 		}
 	}
 }
