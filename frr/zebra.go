@@ -49,7 +49,9 @@ type zview struct {
 	Interfaces map[string]zinterface
 }
 
-const vtyshWithin = 20 * time.Second
+// vtyshWithin bounds one vtysh run: its three commands take seconds under
+// QEMU's emulation on a loaded host.
+const vtyshWithin = 60 * time.Second
 
 // zebraView asks the router's zebra for its RIB and interfaces, in one
 // vtysh run (three would triple the time a poll takes on a loaded or
