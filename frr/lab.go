@@ -18,17 +18,24 @@ import (
 
 // The topology, made by the harness with rtnetlink (no `ip`):
 //
-//	h1 --stub-- r1 --to-r2/to-r1-- r2 --to-r3/to-r2-- r3      idle: 256 subscribers
+//	r1 --to-r2/to-r1-- r2 --to-r3/to-r2-- r3      idle: 256 subscribers
+//	 |stub              |stub              |stub   obs: ip monitor all-nsid
+//	 +-------------- h1 (to-r1, to-r2, to-r3) ---+
 //
 // r1, r2 and r3 are FRR routers (AS 65001-65003, eBGP over IPv4 and over
-// IPv6 on each link), each with IPv4 and IPv6 loopback addresses. h1 only
-// holds the far end of r1's stub link, whose carrier needs it up: the
-// address and route that each sequence adds in r1 live on that link. idle
-// is a namespace of NETLINK_ROUTE sockets subscribed to every group the
-// routers' events go to, never read until the end: foreign to every
-// router and without NETLINK_LISTEN_ALL_NSID, so they must receive
-// nothing. With net.core.netlink_route_mc_index at 0 every notification
-// of every router walks past them; at 1 the kernel skips them.
+// IPv6 on each link), each with IPv4 and IPv6 loopback addresses and a
+// stub link whose far end is in h1, which only holds those ends (a veth's
+// carrier needs both up): the addresses and routes that each sequence
+// adds in every router live on its stub link, so that every router's
+// zebra learns them from the kernel's notifications. idle is a namespace
+// of NETLINK_ROUTE sockets subscribed to every group the routers' events
+// go to, never read until the end: foreign to every router and without
+// NETLINK_LISTEN_ALL_NSID, so they must receive nothing. With
+// net.core.netlink_route_mc_index at 0 every notification of every router
+// walks past them; at 1 the kernel skips them. obs is the observer: it
+// has an id for every router and for h1, and iproute2's `ip monitor
+// all-nsid` there (a NETLINK_LISTEN_ALL_NSID subscriber) sees every
+// router's notifications for the whole sequence.
 
 type linkSpec struct {
 	A, B         int    // router indexes
@@ -47,13 +54,18 @@ const routerCount = 3
 
 const stubLink = "stub"
 
-// stubBase is the stub link's permanent IPv4 address. Without it the
-// sequence's address would be the link's last one, and deleting the last
-// IPv4 address of a device flushes every IPv4 route through it
-// (fib_inetaddr_event() -> fib_disable_ip()) without an RTM_DELROUTE:
-// the route would vanish from r1's kernel behind zebra's back, which is
-// not what withdraw_addr is about.
-var stubBase = pfx("192.0.2.9/30")
+// stubBase is the permanent IPv4 address of router i's stub link. Without
+// it the sequence's address would be the link's last one, and deleting
+// the last IPv4 address of a device flushes every IPv4 route through it
+// (fib_inetaddr_event() -> fib_disable_ip()) without an RTM_DELROUTE: the
+// routes would vanish from the kernel behind zebra's back, which is not
+// what withdraw_addr is about.
+func stubBase(i int) netip.Prefix {
+	return netip.PrefixFrom(netip.AddrFrom4([4]byte{192, 0, 2, byte(9 + 4*i)}), 30)
+}
+
+// stubPeer is the name, in h1, of the far end of router i's stub link.
+func stubPeer(i int) string { return fmt.Sprintf("to-r%d", i+1) }
 
 // idleSubscribers is how many idle foreign subscribers the idle namespace
 // holds: enough that the mode-0 walk is visibly longer.
@@ -84,11 +96,13 @@ type lab struct {
 	stubCtl *rtnl.Conn
 	idleNS  *netns.NS
 	idle    []*nlsock.Socket
+	obs     *observer
 }
 
-// buildLab makes the topology and starts the daemons; within bounds each
-// daemon's start. On error everything made so far is released.
-func buildLab(frr frrInstall, within time.Duration) (l *lab, err error) {
+// buildLab makes the topology, starts the observer (ip, iproute2's ip)
+// and then the daemons; within bounds each daemon's start, and a close of
+// stop ends the wait. On error everything made so far is released.
+func buildLab(frr frrInstall, ip string, within time.Duration, stop <-chan struct{}) (l *lab, err error) {
 	dir, err := os.MkdirTemp("/tmp", "netlink_mcast_frr-")
 	if err != nil {
 		return nil, err
@@ -130,29 +144,39 @@ func buildLab(frr frrInstall, within time.Duration) (l *lab, err error) {
 	if l.stub, l.stubCtl, err = newNamespace("h1", nil); err != nil {
 		return l, err
 	}
-	r1 := l.Routers[0]
-	if err := r1.do(rtnl.NewVeth(stubLink, "up", l.stub.FD())); err != nil {
-		return l, err
+	for i, r := range l.Routers {
+		if err := l.makeStub(i, r); err != nil {
+			return l, err
+		}
 	}
-	stub, err := r1.link(stubLink)
-	if err != nil {
-		return l, err
-	}
-	if err := r1.do(rtnl.NewAddr(stub, stubBase)); err != nil {
-		return l, err
-	}
-	if err := setUp(l.stubCtl, "h1", "up", true); err != nil {
-		return l, err
-	}
-	if err := setUp(r1.Ctl, r1.Name, stubLink, true); err != nil {
+	if err := l.makeObserver(ip); err != nil {
 		return l, err
 	}
 	for i, r := range l.Routers {
-		if err := r.start(frr, bgpdConfig(asOf(i), loopback4(i).Addr(), l.neighbors(i)), within); err != nil {
+		if err := r.start(frr, bgpdConfig(asOf(i), loopback4(i).Addr(), l.neighbors(i)), within, stop); err != nil {
 			return l, err
 		}
 	}
 	return l, nil
+}
+
+// makeStub makes router i's stub link, its far end in h1, with its
+// permanent address, both ends up.
+func (l *lab) makeStub(i int, r *router) error {
+	if err := r.do(rtnl.NewVeth(stubLink, stubPeer(i), l.stub.FD())); err != nil {
+		return err
+	}
+	stub, err := r.link(stubLink)
+	if err != nil {
+		return err
+	}
+	if err := r.do(rtnl.NewAddr(stub, stubBase(i))); err != nil {
+		return err
+	}
+	if err := setUp(l.stubCtl, "h1", stubPeer(i), true); err != nil {
+		return err
+	}
+	return setUp(r.Ctl, r.Name, stubLink, true)
 }
 
 // connect makes the veth pair of ls, its addresses, and brings it up.
@@ -269,6 +293,9 @@ func (l *lab) dead() string {
 // a lab that is only partly built. Removing the directory is the one part
 // that can fail: a lab left in /tmp is an error the caller reports.
 func (l *lab) close() error {
+	if l.obs != nil {
+		l.obs.close()
+	}
 	for _, r := range l.Routers {
 		r.close()
 	}

@@ -6,11 +6,16 @@
 //
 // FRR (Debian's frr package: zebra and bgpd) runs in three router
 // namespaces in a line, dual-stack eBGP, beside a namespace of idle
-// foreign subscribers. One sequence of steps, each a TAP result, is run
-// with net.core.netlink_route_mc_index at 0 (mode0.*), at 1 (mode1.*) and
-// while a writer flips it (flipping.*): learn, install, ping,
-// withdraw_addr, withdraw_link, reinstall. Each waits for convergence
-// with a deadline and records how long it took. The ip monitor cases
+// foreign subscribers and an observer namespace where `ip monitor
+// all-nsid` listens to every router. One sequence of steps, each a TAP
+// result, is run with net.core.netlink_route_mc_index at 0 (mode0.*), at
+// 1 (mode1.*) and while a writer flips it (flipping.*): learn, install,
+// ping, withdraw_addr, withdraw_route, withdraw_link, reinstall, each
+// changing every router. Each waits for convergence with a deadline and
+// records how long it took; after each, every zebra's view must equal its
+// kernel's, the observer must have printed what the step changed, and
+// while flipping a flip must have landed. -inject-deaf makes chosen
+// zebras deaf, the self-test of those checks. The ip monitor cases
 // (ipmonitor.*) compare what `ip monitor` and `ip monitor all-nsid`
 // print with what the harness's own sockets received.
 //
@@ -19,12 +24,14 @@
 // router.go, lab.go and config.go (the routers, the topology, bgpd.conf),
 // kernel.go (the kernel's routes, nexthops and addresses), zebra.go
 // (zebra's view and the comparison), sequence.go (a sequence and its
-// mode), steps.go (the steps), ipmonitor.go and ipmonitor_parse.go (the
-// ip monitor cases).
+// mode), steps.go (the steps), observer.go (the sequence's ip monitor
+// all-nsid), inject.go (-inject-deaf), ipmonitor.go and
+// ipmonitor_parse.go (the ip monitor cases).
 package main
 
 import (
 	"os"
+	"strings"
 
 	"nlmcast/selftests"
 	"nlmcast/selftests/mcswitch"
@@ -41,6 +48,8 @@ var suite = selftests.Suite{
 	Cases:  cases(),
 	Switch: true,
 	Setup:  setup,
+	Flags:  registerFlags,
+	Check:  checkFlags,
 }
 
 // prog is what the cases share: where FRR is, the switch, and the
@@ -48,24 +57,45 @@ var suite = selftests.Suite{
 var prog struct {
 	frr    frrInstall
 	frrErr error
-	sw     *mcswitch.Switch
-	swSkip string
-	seq    *sequence
+	ip     string // iproute2's ip: the sequences' observer
+	// seqSkip says which package the sequences lack, or "".
+	seqSkip string
+	sw      *mcswitch.Switch
+	swSkip  string
+	seq     *sequence // guarded by seqMu
 }
 
-// setup finds FRR (its absence makes the FRR cases SKIP, not the
-// program fail) and takes the switch Main holds (locked against the other
-// programs that change it, saved, and restored on every way out); its
-// teardown stops any daemon still running.
+// setup finds FRR, ip and ping (a missing one makes every sequence case
+// SKIP naming its package, not the program fail) and takes the switch
+// Main holds (locked against the other programs that change it, saved,
+// and restored on every way out); its teardown stops any daemon still
+// running.
 func setup(log func(format string, args ...any)) (func() error, error) {
 	prog.frr, prog.frrErr = findFRR()
+	prog.ip = findIP()
+	prog.seqSkip = sequenceNeeds(prog.frrErr, prog.ip, findPing())
 	prog.sw, prog.swSkip = selftests.HeldSwitch()
 	return func() error {
-		if prog.seq != nil {
-			return prog.seq.end(nil)
+		if s := current(); s != nil {
+			return s.end(nil)
 		}
 		return nil
 	}, nil
+}
+
+// sequenceNeeds names the packages the sequences lack, or "".
+func sequenceNeeds(frrErr error, ip, ping string) string {
+	var missing []string
+	if frrErr != nil {
+		missing = append(missing, frrErr.Error())
+	}
+	if ip == "" {
+		missing = append(missing, "no ip (Debian package iproute2: the observer's ip monitor all-nsid)")
+	}
+	if ping == "" {
+		missing = append(missing, "no ping (Debian package iputils-ping: the ping step)")
+	}
+	return strings.Join(missing, "; ")
 }
 
 func cases() []selftests.Case {

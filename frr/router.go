@@ -122,8 +122,9 @@ func (r *router) kernel() (kstate, error) {
 }
 
 // start writes the daemons' configuration and starts the keeper. It
-// returns once every daemon has opened its vty socket.
-func (r *router) start(frr frrInstall, bgpdConf string, within time.Duration) error {
+// returns once every daemon has opened its vty socket, or once stop is
+// closed (the program is stopping or gave up on the step).
+func (r *router) start(frr frrInstall, bgpdConf string, within time.Duration, stop <-chan struct{}) error {
 	run, vartmp := filepath.Join(r.Dir, "run"), filepath.Join(r.Dir, "vartmp")
 	for _, d := range []string{filepath.Join(run, "frr"), vartmp} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -174,8 +175,10 @@ func (r *router) start(frr frrInstall, bgpdConf string, within time.Duration) er
 	go r.listen(out, 2)
 	select {
 	case <-r.readyCh:
-	case <-time.After(within + 5*time.Second):
-		return fmt.Errorf("router %s: daemons not ready within %v", r.Name, within)
+	case <-time.After(2*within + 5*time.Second): // the keeper gives each daemon within, one after the other
+		return fmt.Errorf("router %s: daemons not ready within %v each", r.Name, within)
+	case <-stop:
+		return fmt.Errorf("router %s: stopped while its daemons were starting", r.Name)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -280,9 +283,15 @@ func (r *router) logTail(daemon string, n int) []string {
 }
 
 // vtysh runs FRR's shell against one daemon of the router: a real client
-// of the daemon's vty socket, reached through the router's directory.
-func (r *router) vtysh(frr frrInstall, daemon, command string, within time.Duration) ([]byte, error) {
-	cmd := exec.Command(frr.Vtysh, "--vty_socket", filepath.Join(r.Dir, "run", "frr"), "-d", daemon, "-c", command)
+// of the daemon's vty socket, reached through the router's directory. It
+// runs the commands in turn and prints their outputs one after another.
+func (r *router) vtysh(frr frrInstall, daemon string, commands []string, within time.Duration) ([]byte, error) {
+	args := []string{"--vty_socket", filepath.Join(r.Dir, "run", "frr"), "-d", daemon}
+	for _, c := range commands {
+		args = append(args, "-c", c)
+	}
+	command := strings.Join(commands, "; ")
+	cmd := exec.Command(frr.Vtysh, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	p, err := startIn(nil, cmd, 0)

@@ -50,26 +50,34 @@ type step struct {
 }
 
 var steps = []step{
-	{"learn", (*sequence).learn, "an address and a route of each family added in r1: r1's zebra has them, and its RIB and addresses equal the kernel's dumps"},
-	{"install", (*sequence).install, "r2 and r3 install all four prefixes, proto bgp, through the upstream router out of the right device"},
-	{"ping", (*sequence).ping, "ping from r3's loopbacks is answered from r1's new IPv4 and IPv6 addresses"},
-	{"withdraw_addr", (*sequence).withdrawAddr, "the two addresses deleted: their prefixes gone from every kernel, the routes still everywhere"},
-	{"withdraw_link", (*sequence).withdrawLink, "the stub link down: the routes gone from every kernel"},
-	{"reinstall", (*sequence).reinstall, "link up, addresses and routes added again: everything back in r2 and r3, r1's zebra equal to its kernel"},
+	{"learn", (*sequence).learn, "an address and routes added in every router appear in its zebra, and every zebra equals its kernel's dump"},
+	{"install", (*sequence).install, "every router's prefixes reach every other router's kernel from BGP with the right nexthop; every zebra equals its kernel"},
+	{"ping", (*sequence).ping, "r3 and r1 reach each other's new IPv4 and IPv6 addresses from their loopbacks; every zebra still equals its kernel"},
+	{"withdraw_addr", (*sequence).withdrawAddr, "every router's addresses deleted, links up: their prefixes gone from every kernel and zebra, nothing else"},
+	{"withdraw_route", (*sequence).withdrawRoute, "routes deleted with RTM_DELROUTE, links up: gone from every kernel, and every zebra learns it only from the notification"},
+	{"withdraw_link", (*sequence).withdrawLink, "every stub link down: the routes through it gone from every kernel and zebra"},
+	{"reinstall", (*sequence).reinstall, "links up, addresses and routes added again: everything back everywhere, every zebra equal to its kernel"},
 }
 
 // sequence is one run of the steps in one mode, on a lab of its own
 // (built by its first step, so that the daemons start, learn and peer in
 // that mode too).
 type sequence struct {
-	Mode   mode
-	K      int // selects the sequence's prefixes
+	Mode mode
+	K    int // selects the sequence's prefixes
+	// mu is held by a running step and by end: the lab is never removed
+	// under a step (one the harness gave up on goes on until it notices),
+	// and the fields below are the holder's.
+	mu     sync.Mutex
 	lab    *lab
 	passed int // the last step that passed, -1 for none
 	flip   *flipper
 	Times  map[string]time.Duration
 	// changed is when learn made its change: install is timed from it.
 	changed time.Time
+	// obsFrom is the observer's first line after the last marker;
+	// learnFrom is learn's (install judges what learn's changes caused).
+	obsFrom, learnFrom int
 	// within overrides convergeWithin (the tests' wrong expectations).
 	within time.Duration
 }
@@ -93,7 +101,8 @@ func sequenceCases(m mode) []selftests.Case {
 		c := selftests.Case{Name: m.Name + "." + st.Name, Run: func(t selftests.T) { s.runStep(t, i) },
 			About: m.about() + ": " + st.About}
 		if i == 0 {
-			c.Timeout = 2*daemonStartWithin + sessionsWithin + 2*convergeWithin
+			// Each router's two daemons start one after the other.
+			c.Timeout = routerCount*2*daemonStartWithin + sessionsWithin + 2*convergeWithin + 2*observerWithin
 		}
 		cs = append(cs, c)
 	}
@@ -104,8 +113,8 @@ func sequenceCases(m mode) []selftests.Case {
 // it SKIPs unless that one passed; the first builds the lab, and the lab
 // goes when a step fails or the last one ends.
 func (s *sequence) runStep(t selftests.T, i int) {
-	if prog.frrErr != nil {
-		t.Skipf("%v", prog.frrErr)
+	if prog.seqSkip != "" {
+		t.Skipf("%s", prog.seqSkip)
 	}
 	if !selftests.InInitialUserNS() {
 		// zebra and bgpd drop to user frr, whose directories the lab
@@ -115,23 +124,66 @@ func (s *sequence) runStep(t selftests.T, i int) {
 	if s.Mode.Name != "mode0" && prog.sw == nil {
 		t.Skipf("%s", skipReason())
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if i > 0 && (s.passed != i-1 || s.lab == nil) {
 		t.Skipf("needs %s.%s to pass first (run the sequence in order)", s.Mode.Name, steps[i-1].Name)
 	}
-	// Registered before begin, so that a lab whose start fails is removed
+	// Deferred before begin, so that a lab whose start fails is removed
 	// by the step that built it.
-	t.Cleanup(func() {
+	defer func() {
 		if s.passed != i || i == len(steps)-1 {
-			s.end(t)
+			s.endLocked(t)
 		}
-	})
+	}()
 	if i == 0 {
 		s.begin(t)
 	}
 	s.requireAlive(t)
+	s.injectBefore(t, steps[i].Name)
+	var flips int64
+	if s.flip != nil {
+		flips = s.flip.count.Load()
+	}
 	steps[i].Run(s, t)
 	s.requireAlive(t)
-	s.passed = i
+	if s.flip != nil {
+		n, err := flipsLanded(flips, s.flip.count.Load, s.flip.failure, s.deadline(), selftests.Done(t))
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		t.Logf("%d flips of net.core.netlink_route_mc_index landed during the step", n)
+	}
+	if !t.Failed() {
+		s.passed = i
+	}
+}
+
+// flipsLanded waits until the writer's count has passed before (its value
+// when the step began), and returns how many flips landed since: a step
+// of the flipping mode during which none landed proved nothing about
+// flips. A step of a few milliseconds may end between two flips, so the
+// count gets within (the step's deadline) to move; failure is the
+// writer's own error, if it stopped.
+func flipsLanded(before int64, count func() int64, failure func() error, within time.Duration, stop <-chan struct{}) (int64, error) {
+	deadline := time.NewTimer(within)
+	defer deadline.Stop()
+	for {
+		if n := count() - before; n > 0 {
+			return n, nil
+		}
+		select {
+		case <-deadline.C:
+			why := "the writer still runs"
+			if err := failure(); err != nil {
+				why = "the writer stopped: " + err.Error()
+			}
+			return 0, fmt.Errorf("no flip of net.core.netlink_route_mc_index landed during the step nor %v after it (the writer's count stayed at %d; %s): the step proved nothing about flips", within, before, why)
+		case <-stop:
+			return 0, fmt.Errorf("stopped while waiting for a flip of net.core.netlink_route_mc_index (the writer's count stayed at %d)", before)
+		case <-time.After(time.Millisecond):
+		}
+	}
 }
 
 func skipReason() string {
@@ -141,13 +193,26 @@ func skipReason() string {
 	return mcswitch.NotSupported
 }
 
+// seqMu guards prog.seq, which the steps set and the teardown reads.
+var seqMu sync.Mutex
+
+// current is the sequence whose lab may be running, or nil.
+func current() *sequence {
+	seqMu.Lock()
+	defer seqMu.Unlock()
+	return prog.seq
+}
+
 // begin sets the mode and builds the lab.
 func (s *sequence) begin(t selftests.T) {
 	t.Helper()
-	if prog.seq != nil {
-		prog.seq.end(t)
-	}
+	seqMu.Lock()
+	prev := prog.seq
 	prog.seq = s
+	seqMu.Unlock()
+	if prev != nil && prev != s {
+		prev.end(t)
+	}
 	s.passed, s.Times = -1, map[string]time.Duration{}
 	switch {
 	case prog.sw == nil:
@@ -159,22 +224,37 @@ func (s *sequence) begin(t selftests.T) {
 			t.Fatalf("%v", err)
 		}
 	}
-	start := time.Now()
-	l, err := buildLab(prog.frr, daemonStartWithin)
+	l, err := buildLab(prog.frr, prog.ip, daemonStartWithin, selftests.Done(t))
 	if err != nil {
 		t.Fatalf("building the lab: %v", err)
 	}
 	s.lab = l
-	s.converge(t, "start", "BGP sessions up, every router's loopbacks in every kernel", sessionsWithin, s.sessionsUp, start)
+	s.injectBefore(t, "")
+	// Timed from the last daemon's start: the starts have bounds of their
+	// own, and under emulation they can take most of sessionsWithin.
+	s.converge(t, "start", "BGP sessions up, every router's loopbacks in every kernel", sessionsWithin, s.sessionsUp, time.Now())
+	if s.obsFrom, err = l.obs.mark(observerWithin); err != nil {
+		t.Fatalf("the observer: %v", err)
+	}
 }
 
-// end checks the idle subscribers, stops the flipper and removes the lab.
-// t is nil on the program's way out (SIGTERM), when only cleanup is due
-// and a lab that could not be removed is returned as the error.
+// end waits for a step still running (one the harness gave up on ends
+// once it notices) and then checks the idle subscribers, stops the
+// flipper and removes the lab. t is nil on the program's way out
+// (SIGTERM), when only cleanup is due and a lab that could not be removed
+// is returned as the error.
 func (s *sequence) end(t selftests.T) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.endLocked(t)
+}
+
+func (s *sequence) endLocked(t selftests.T) error {
+	seqMu.Lock()
 	if prog.seq == s {
 		prog.seq = nil
 	}
+	seqMu.Unlock()
 	if s.lab != nil && t != nil {
 		if got := s.lab.idleReceived(); len(got) > 0 {
 			t.Errorf("%d message(s) reached the %d idle foreign subscribers (netns idle, no LISTEN_ALL_NSID), which must receive nothing; the first: %s",
@@ -222,6 +302,7 @@ func (s *sequence) converge(t selftests.T, what, cond string, within time.Durati
 			s.logDaemons(t)
 			t.Fatalf("%s: %s, while waiting for: %s", what, d, cond)
 		}
+		began := time.Now()
 		ok, state, err := check()
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
@@ -234,10 +315,14 @@ func (s *sequence) converge(t selftests.T, what, cond string, within time.Durati
 			s.logDaemons(t)
 			t.Fatalf("%s: not converged %v after the change: want %s; still:\n%s", what, within, cond, state)
 		}
-		if selftests.Interrupted() {
-			t.Fatalf("%s: interrupted while waiting for %s", what, cond)
+		select {
+		case <-selftests.Done(t):
+			t.Fatalf("%s: stopped (%s) while waiting for %s", what, stopReason(), cond)
+		// The daemons converge on their own time. A check that takes long
+		// (vtysh runs on a loaded or emulated CPU) waits as long again:
+		// the harness takes at most half the CPU the daemons need.
+		case <-time.After(max(pollEvery, time.Since(began))):
 		}
-		time.Sleep(pollEvery) // the daemons converge on their own time
 	}
 }
 
@@ -279,8 +364,16 @@ type flipper struct {
 	sw    *mcswitch.Switch
 	quit  chan struct{}
 	wg    sync.WaitGroup
-	count atomic.Int64
+	count atomic.Int64 // the flips written and read back
+	mu    sync.Mutex
 	err   error
+}
+
+// failure is the error that stopped the writer, if any.
+func (f *flipper) failure() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
 }
 
 func startFlipper(sw *mcswitch.Switch) *flipper {
@@ -295,7 +388,9 @@ func startFlipper(sw *mcswitch.Switch) *flipper {
 			default:
 			}
 			if err := sw.Set(fmt.Sprint(v)); err != nil {
+				f.mu.Lock()
 				f.err = err
+				f.mu.Unlock()
 				return
 			}
 			f.count.Add(1)
@@ -308,5 +403,14 @@ func startFlipper(sw *mcswitch.Switch) *flipper {
 func (f *flipper) stop() (int64, error) {
 	close(f.quit)
 	f.wg.Wait()
-	return f.count.Load(), f.err
+	return f.count.Load(), f.failure()
+}
+
+// stopReason says why Done closed: the program is stopping, or the
+// harness gave up on the step at its deadline.
+func stopReason() string {
+	if selftests.Interrupted() {
+		return "the program is stopping"
+	}
+	return "past the step's deadline"
 }

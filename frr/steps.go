@@ -4,12 +4,15 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -18,26 +21,60 @@ import (
 	"nlmcast/selftests/rtnl"
 )
 
-// The objects a sequence adds in r1, on its stub link: an address and a
-// route per family, each sequence its own.
-func (s *sequence) addr4() netip.Prefix {
-	return netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 51, 100, byte(64*s.K + 1)}), 26)
+// The objects a sequence adds in every router i, on its stub link: an
+// address per family, and two routes per family: the "deleted" routes,
+// which withdraw_route deletes with RTM_DELROUTE while the link is up,
+// and the "link" routes, which go with the link in withdraw_link. Each
+// sequence (K) and router has its own.
+func (s *sequence) addr4(i int) netip.Prefix {
+	return netip.PrefixFrom(netip.AddrFrom4([4]byte{198, 51, 100, byte(64*s.K + 16*i + 1)}), 28)
 }
-func (s *sequence) addr6() netip.Prefix {
-	return netip.PrefixFrom(netip.MustParseAddr(fmt.Sprintf("2001:db8:100:%d::1", s.K)), 64)
+func (s *sequence) addr6(i int) netip.Prefix {
+	return netip.MustParsePrefix(fmt.Sprintf("2001:db8:100:%x::1/64", 16*s.K+i))
 }
-func (s *sequence) route4() netip.Prefix {
-	return netip.PrefixFrom(netip.AddrFrom4([4]byte{203, 0, 113, byte(64 * s.K)}), 26)
+func (s *sequence) delRoutes(i int) []netip.Prefix {
+	return []netip.Prefix{netip.PrefixFrom(netip.AddrFrom4([4]byte{203, 0, 113, byte(64*s.K + 16*i)}), 29),
+		netip.MustParsePrefix(fmt.Sprintf("2001:db8:200:%x::/64", 16*s.K+i))}
 }
-func (s *sequence) route6() netip.Prefix {
-	return netip.MustParsePrefix(fmt.Sprintf("2001:db8:200:%d::/64", s.K))
+func (s *sequence) linkRoutes(i int) []netip.Prefix {
+	return []netip.Prefix{netip.PrefixFrom(netip.AddrFrom4([4]byte{203, 0, 113, byte(64*s.K + 16*i + 8)}), 29),
+		netip.MustParsePrefix(fmt.Sprintf("2001:db8:201:%x::/64", 16*s.K+i))}
+}
+func (s *sequence) addrs(i int) []netip.Prefix { return []netip.Prefix{s.addr4(i), s.addr6(i)} }
+
+// addrPrefixes are the prefixes router i's addresses make (their subnets).
+func (s *sequence) addrPrefixes(i int) []netip.Prefix {
+	return []netip.Prefix{s.addr4(i).Masked(), s.addr6(i).Masked()}
+}
+func (s *sequence) routes(i int) []netip.Prefix { return append(s.delRoutes(i), s.linkRoutes(i)...) }
+func (s *sequence) everything(i int) []netip.Prefix {
+	return append(s.addrPrefixes(i), s.routes(i)...)
 }
 
-// addrPrefixes are the prefixes the addresses make (their subnets).
-func (s *sequence) addrPrefixes() []netip.Prefix {
-	return []netip.Prefix{s.addr4().Masked(), s.addr6().Masked()}
+// state says which of every router's objects are there after a step.
+type state struct{ Addrs, DelRoutes, LinkRoutes bool }
+
+var (
+	learnt     = state{true, true, true}
+	noAddrs    = state{false, true, true}
+	linkRoutes = state{false, false, true}
+	nothing    = state{}
+)
+
+// split sorts router i's prefixes into those there and those gone in st.
+func (s *sequence) split(st state, i int) (present, absent []netip.Prefix) {
+	for _, g := range []struct {
+		there bool
+		ps    []netip.Prefix
+	}{{st.Addrs, s.addrPrefixes(i)}, {st.DelRoutes, s.delRoutes(i)}, {st.LinkRoutes, s.linkRoutes(i)}} {
+		if g.there {
+			present = append(present, g.ps...)
+		} else {
+			absent = append(absent, g.ps...)
+		}
+	}
+	return present, absent
 }
-func (s *sequence) routePrefixes() []netip.Prefix { return []netip.Prefix{s.route4(), s.route6()} }
 
 func (s *sequence) r(i int) *router { return s.lab.Routers[i] }
 
@@ -49,71 +86,105 @@ func (s *sequence) mustDo(t selftests.T, r *router, req rtnl.Request) {
 	}
 }
 
-func (s *sequence) stubIndex(t selftests.T) uint32 {
+func (s *sequence) stubIndex(t selftests.T, i int) uint32 {
 	t.Helper()
-	idx, err := s.r(0).link(stubLink)
+	idx, err := s.r(i).link(stubLink)
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
 	return idx
 }
 
-// addLearnt adds the sequence's addresses and routes (dev stub) in r1.
+// addLearnt adds the sequence's addresses and routes (dev stub) in every
+// router.
 func (s *sequence) addLearnt(t selftests.T) {
 	t.Helper()
-	stub := s.stubIndex(t)
-	for _, p := range []netip.Prefix{s.addr4(), s.addr6()} {
-		s.mustDo(t, s.r(0), rtnl.NewAddr(stub, p))
-	}
-	for _, p := range s.routePrefixes() {
-		s.mustDo(t, s.r(0), rtnl.NewRoute(rtnl.Route{Dst: p, OIF: stub}))
+	for i := range routerCount {
+		stub := s.stubIndex(t, i)
+		for _, p := range s.addrs(i) {
+			s.mustDo(t, s.r(i), rtnl.NewAddr(stub, p))
+		}
+		for _, p := range s.routes(i) {
+			s.mustDo(t, s.r(i), rtnl.NewRoute(rtnl.Route{Dst: p, OIF: stub}))
+		}
 	}
 }
 
-// learn: an address and a route added with rtnetlink in r1 appear in
-// r1's zebra, which agrees with the kernel's dump on every route and
-// every address.
+// learn: an address and routes added with rtnetlink in every router
+// appear in that router's zebra, and every zebra agrees with its kernel's
+// dump on every route and every address.
 func (s *sequence) learn(t selftests.T) {
-	s.changed = time.Now()
+	s.changed, s.learnFrom = time.Now(), s.obsFrom
 	s.addLearnt(t)
-	s.converge(t, "learn", "r1's zebra has the new addresses and routes, and its RIB and addresses equal the kernel's dump",
-		s.deadline(), s.zebraAgrees(true), s.changed)
+	s.converge(t, "learn", "every router's zebra has its new addresses and routes, and every zebra's RIB and addresses equal its kernel's dump",
+		s.deadline(), all(s.ownState(learnt), s.zebrasAgree(learnt)), s.changed)
+	s.observed(t, s.obsFrom, s.ownEvents(nothing, learnt))
 }
 
-// zebraAgrees checks r1's zebra against r1's kernel. learnt says whether
-// the sequence's objects must be there (true) or gone (false); the routes
-// are checked only while the stub link is up.
-func (s *sequence) zebraAgrees(learnt bool) func() (bool, string, error) {
+// zebrasAgree checks every router's zebra against its kernel: the same
+// routes with the same nexthops, the same addresses, and the router's own
+// objects there or gone as st says.
+func (s *sequence) zebrasAgree(st state) func() (bool, string, error) {
 	return func() (bool, string, error) {
-		r1 := s.r(0)
-		k, err := r1.kernel()
-		if err != nil {
+		// The routers are read at once: a zebra's view takes three vtysh
+		// runs, slow on a loaded or emulated CPU.
+		diffs := make([][]string, len(s.lab.Routers))
+		errs := make([]error, len(s.lab.Routers))
+		var wg sync.WaitGroup
+		for i, r := range s.lab.Routers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				diffs[i], errs[i] = s.zebraDiffs(st, i, r)
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
 			return false, "", err
 		}
-		z, err := r1.zebraView(prog.frr)
-		if err != nil {
-			return false, "", err
-		}
-		diffs := append(compareRIB(k, z), compareAddrs(k, z)...)
-		stub := z.Interfaces[stubLink]
-		for _, p := range []netip.Prefix{s.addr4(), s.addr6()} {
-			has := slices.ContainsFunc(stub.IPAddresses, func(a struct {
-				Address string `json:"address"`
-			}) bool {
-				return a.Address == p.String()
-			})
-			if has != learnt {
-				diffs = append(diffs, fmt.Sprintf("zebra: address %s on %s: %v, want %v", p, stubLink, has, learnt))
-			}
-		}
-		for _, p := range s.routePrefixes() {
-			e, has := z.Routes[p]
-			if learnt && (len(e) != 1 || e[0].Protocol != "kernel") {
-				diffs = append(diffs, fmt.Sprintf("zebra: %s: %s, want a kernel route", p, describeZebra(e, has)))
-			}
-		}
-		return len(diffs) == 0, "  " + strings.Join(diffs, "\n  "), nil
+		all := slices.Concat(diffs...)
+		return len(all) == 0, "  " + strings.Join(all, "\n  "), nil
 	}
+}
+
+// zebraDiffs lists where router i's zebra and kernel disagree, and its
+// own objects that are not as st says.
+func (s *sequence) zebraDiffs(st state, i int, r *router) ([]string, error) {
+	k, err := r.kernel()
+	if err != nil {
+		return nil, err
+	}
+	z, err := r.zebraView(prog.frr)
+	if err != nil {
+		return nil, err
+	}
+	d := append(compareRIB(k, z), compareAddrs(k, z)...)
+	stub := z.Interfaces[stubLink]
+	for _, p := range s.addrs(i) {
+		has := slices.ContainsFunc(stub.IPAddresses, func(a struct {
+			Address string `json:"address"`
+		}) bool {
+			return a.Address == p.String()
+		})
+		if has != st.Addrs {
+			d = append(d, fmt.Sprintf("zebra: address %s on %s: %v, want %v", p, stubLink, has, st.Addrs))
+		}
+	}
+	present, absent := s.split(st, i)
+	for _, p := range s.routes(i) {
+		e, has := z.Routes[p]
+		switch {
+		case slices.Contains(present, p) && (len(e) != 1 || e[0].Protocol != "kernel"):
+			d = append(d, fmt.Sprintf("zebra: %s: %s, want a kernel route", p, describeZebra(e, has)))
+		case slices.Contains(absent, p) && has:
+			d = append(d, fmt.Sprintf("zebra: %s: %s, want it gone", p, describeZebra(e, has)))
+		}
+	}
+	var diffs []string
+	for _, x := range d {
+		diffs = append(diffs, r.Name+": "+x)
+	}
+	return diffs, nil
 }
 
 func describeZebra(e []zroute, has bool) string {
@@ -123,52 +194,63 @@ func describeZebra(e []zroute, has bool) string {
 	return fmt.Sprintf("%s %s", protocols(e), hopSet(zebraHops(e)))
 }
 
-// upstream says, for routers 1 and 2 (r2, r3), which link leads towards
-// r1 and the router at its other end.
-func upstream(i int) (ls linkSpec, local, peer int, localName, peerName string) {
-	ls = links[i-1]
-	return ls, ls.B, ls.A, ls.BName, ls.AName
+// toward says, for router r and another router j, which neighbour of r
+// leads to j, r's end of the link to it and the neighbour's end.
+func toward(r, j int) (peer int, localName, peerName string) {
+	if j < r {
+		ls := links[r-1]
+		return ls.A, ls.BName, ls.AName
+	}
+	ls := links[r]
+	return ls.B, ls.AName, ls.BName
 }
 
-// farState checks every prefix in every router but r1: present (via BGP,
-// through the upstream router's address on the link, out of the local end
-// of that link) or absent.
-func (s *sequence) farState(present, absent []netip.Prefix) func() (bool, string, error) {
+// farState checks every router's prefixes in every other router: those
+// st says are there present (via BGP, through the neighbour towards their
+// owner's address on the link, out of the local end of that link), the
+// others absent.
+func (s *sequence) farState(st state) func() (bool, string, error) {
 	return func() (bool, string, error) {
 		var bad []string
-		for i := 1; i < routerCount; i++ {
-			_, local, peer, localName, peerName := upstream(i)
-			r, up := s.r(local), s.r(peer)
+		for ri, r := range s.lab.Routers {
 			k, err := r.kernel()
 			if err != nil {
 				return false, "", err
 			}
-			uk, err := up.kernel()
-			if err != nil {
-				return false, "", err
-			}
-			oif, err := r.link(localName)
-			if err != nil {
-				return false, "", err
-			}
-			upIdx, err := up.link(peerName)
-			if err != nil {
-				return false, "", err
-			}
-			gws := uk.addrsOf(upIdx)
-			for _, p := range present {
-				rt, ok := k.route(p)
-				if !ok {
-					bad = append(bad, fmt.Sprintf("%s: %s absent, want it via %s (%s %v) dev %s", r.Name, p, up.Name, peerName, gws, localName))
+			for j := range routerCount {
+				if j == ri {
 					continue
 				}
-				if !rightHop(k, rt, gws, oif) {
-					bad = append(bad, fmt.Sprintf("%s: %s, want proto bgp via one of %s's %s addresses %v dev %s (%d)", r.Name, k.describe(rt), up.Name, peerName, gws, localName, oif))
+				peer, localName, peerName := toward(ri, j)
+				up := s.r(peer)
+				uk, err := up.kernel()
+				if err != nil {
+					return false, "", err
 				}
-			}
-			for _, p := range absent {
-				if rt, ok := k.route(p); ok {
-					bad = append(bad, fmt.Sprintf("%s: %s still there, want it withdrawn", r.Name, k.describe(rt)))
+				oif, err := r.link(localName)
+				if err != nil {
+					return false, "", err
+				}
+				upIdx, err := up.link(peerName)
+				if err != nil {
+					return false, "", err
+				}
+				gws := uk.addrsOf(upIdx)
+				present, absent := s.split(st, j)
+				for _, p := range present {
+					rt, ok := k.route(p)
+					if !ok {
+						bad = append(bad, fmt.Sprintf("%s: r%d's %s absent, want it via %s (%s %v) dev %s", r.Name, j+1, p, up.Name, peerName, gws, localName))
+						continue
+					}
+					if !rightHop(k, rt, gws, oif) {
+						bad = append(bad, fmt.Sprintf("%s: r%d's %s, want proto bgp via one of %s's %s addresses %v dev %s (%d)", r.Name, j+1, k.describe(rt), up.Name, peerName, gws, localName, oif))
+					}
+				}
+				for _, p := range absent {
+					if rt, ok := k.route(p); ok {
+						bad = append(bad, fmt.Sprintf("%s: r%d's %s still there, want it withdrawn", r.Name, j+1, k.describe(rt)))
+					}
 				}
 			}
 		}
@@ -192,23 +274,26 @@ func rightHop(k kstate, r kroute, gws []string, oif uint32) bool {
 	return false
 }
 
-// r1State checks r1's own kernel: the prefixes present (its own routes)
-// or absent.
-func (s *sequence) r1State(present, absent []netip.Prefix) func() (bool, string, error) {
+// ownState checks every router's kernel for its own prefixes: present or
+// absent as st says.
+func (s *sequence) ownState(st state) func() (bool, string, error) {
 	return func() (bool, string, error) {
-		k, err := s.r(0).kernel()
-		if err != nil {
-			return false, "", err
-		}
 		var bad []string
-		for _, p := range present {
-			if _, ok := k.route(p); !ok {
-				bad = append(bad, fmt.Sprintf("r1: %s absent", p))
+		for i, r := range s.lab.Routers {
+			k, err := r.kernel()
+			if err != nil {
+				return false, "", err
 			}
-		}
-		for _, p := range absent {
-			if rt, ok := k.route(p); ok {
-				bad = append(bad, fmt.Sprintf("r1: %s still there", k.describe(rt)))
+			present, absent := s.split(st, i)
+			for _, p := range present {
+				if _, ok := k.route(p); !ok {
+					bad = append(bad, fmt.Sprintf("%s: its own %s absent", r.Name, p))
+				}
+			}
+			for _, p := range absent {
+				if rt, ok := k.route(p); ok {
+					bad = append(bad, fmt.Sprintf("%s: its own %s still there", r.Name, k.describe(rt)))
+				}
 			}
 		}
 		return len(bad) == 0, "  " + strings.Join(bad, "\n  "), nil
@@ -233,15 +318,19 @@ func all(checks ...func() (bool, string, error)) func() (bool, string, error) {
 	}
 }
 
-func (s *sequence) everything() []netip.Prefix {
-	return append(s.addrPrefixes(), s.routePrefixes()...)
+// settled is a step's whole condition once its change is made: every
+// kernel as st says, and every zebra equal to its kernel.
+func (s *sequence) settled(st state) func() (bool, string, error) {
+	return all(s.ownState(st), s.farState(st), s.zebrasAgree(st))
 }
 
-// install: the far routers' kernels get the prefixes from BGP with the
-// right nexthop (timed from learn's change: the routes travel meanwhile).
+// install: every router's prefixes reach every other router's kernel
+// from BGP with the right nexthop (timed from learn's change: the routes
+// travel meanwhile), and every zebra agrees with its kernel.
 func (s *sequence) install(t selftests.T) {
-	s.converge(t, "install", "every prefix in r2 and r3 via BGP through the upstream router", s.deadline(),
-		s.farState(s.everything(), nil), s.changed)
+	s.converge(t, "install", "every router's prefixes in every other router via BGP through the neighbour towards it, every zebra equal to its kernel",
+		s.deadline(), s.settled(learnt), s.changed)
+	s.observed(t, s.learnFrom, s.farEvents(nothing, learnt))
 }
 
 // sessionsUp: every router has every other router's loopbacks.
@@ -266,36 +355,46 @@ func (s *sequence) sessionsUp() (bool, string, error) {
 	return len(bad) == 0, "  " + strings.Join(bad, "\n  "), nil
 }
 
-// ping: r3 reaches r1's new addresses, IPv4 and IPv6, from its loopback
-// addresses (the replies need r3's loopbacks in r1: BGP both ways).
+// ping: r3 reaches r1's new addresses and r1 reaches r3's, IPv4 and IPv6,
+// from their loopback addresses (the replies need the loopbacks routed
+// back: BGP both ways); every zebra still agrees with its kernel.
 func (s *sequence) ping(t selftests.T) {
 	bin := findPing()
 	if bin == "" {
-		t.Skipf("no ping (Debian package iputils-ping)")
+		t.Fatalf("no ping (Debian package iputils-ping): it was there when the program started")
 	}
-	r3 := s.r(2)
 	start := time.Now()
-	var last string
-	s.converge(t, "ping", "one echo reply from each of r1's addresses to r3", s.deadline(), func() (bool, string, error) {
-		for _, c := range []struct{ src, dst netip.Addr }{
-			{loopback4(2).Addr(), s.addr4().Addr()}, {loopback6(2).Addr(), s.addr6().Addr()},
-		} {
-			out, err := runIn(r3, bin, "-n", "-c", "1", "-W", "1", "-I", c.src.String(), c.dst.String())
-			if err != nil {
-				last = fmt.Sprintf("  ping -I %s %s in r3: %v\n  %s", c.src, c.dst, err, strings.ReplaceAll(strings.TrimSpace(out), "\n", "\n  "))
-				return false, last, nil
+	s.converge(t, "ping", "one echo reply from each of r1's addresses to r3 and from each of r3's to r1", s.deadline(), func() (bool, string, error) {
+		for _, c := range []struct {
+			from, to int
+		}{{2, 0}, {0, 2}} {
+			for _, a := range []struct{ src, dst netip.Addr }{
+				{loopback4(c.from).Addr(), s.addr4(c.to).Addr()}, {loopback6(c.from).Addr(), s.addr6(c.to).Addr()},
+			} {
+				r := s.r(c.from)
+				out, err := runIn(r, bin, "-n", "-c", "1", "-W", "1", "-I", a.src.String(), a.dst.String())
+				if err != nil {
+					return false, fmt.Sprintf("  ping -I %s %s in %s: %v\n  %s", a.src, a.dst, r.Name, err, strings.ReplaceAll(strings.TrimSpace(out), "\n", "\n  ")), nil
+				}
 			}
 		}
 		return true, "", nil
 	}, start)
+	s.converge(t, "ping_zebra", "every zebra equal to its kernel", s.deadline(), s.zebrasAgree(learnt), start)
+	s.observed(t, s.obsFrom, nil)
 }
+
+// pingDirs are where ping is looked for when PATH lacks it (a variable:
+// the tests hide ping).
+var pingDirs = []string{"/usr/bin", "/bin"}
 
 func findPing() string {
 	if p, err := exec.LookPath("ping"); err == nil {
 		return p
 	}
-	for _, p := range []string{"/usr/bin/ping", "/bin/ping"} {
-		if _, err := os.Stat(p); err == nil {
+	for _, d := range pingDirs {
+		p := filepath.Join(d, "ping")
+		if st, err := os.Stat(p); err == nil && st.Mode()&0o111 != 0 {
 			return p
 		}
 	}
@@ -321,33 +420,140 @@ func runIn(r *router, bin string, args ...string) (string, error) {
 	return out.String(), p.err
 }
 
-// withdrawAddr: deleting r1's addresses removes their prefixes from every
-// kernel, and nothing else (the routes stay).
+// withdrawAddr: deleting every router's addresses, the link up, removes
+// their prefixes from every kernel and zebra, and nothing else.
 func (s *sequence) withdrawAddr(t selftests.T) {
 	start := time.Now()
-	stub := s.stubIndex(t)
-	for _, p := range []netip.Prefix{s.addr4(), s.addr6()} {
-		s.mustDo(t, s.r(0), rtnl.DelAddr(stub, p))
+	for i := range routerCount {
+		stub := s.stubIndex(t, i)
+		for _, p := range s.addrs(i) {
+			s.mustDo(t, s.r(i), rtnl.DelAddr(stub, p))
+		}
 	}
-	s.converge(t, "withdraw_addr", "the address prefixes gone from every kernel, the routes still there", s.deadline(),
-		all(s.r1State(s.routePrefixes(), s.addrPrefixes()), s.farState(s.routePrefixes(), s.addrPrefixes())), start)
+	s.converge(t, "withdraw_addr", "the address prefixes gone from every kernel and zebra, the routes still there", s.deadline(),
+		s.settled(noAddrs), start)
+	s.observed(t, s.obsFrom, append(s.ownEvents(learnt, noAddrs), s.farEvents(learnt, noAddrs)...))
 }
 
-// withdrawLink: taking the stub link down removes the routes through it
-// from every kernel.
+// withdrawRoute: deleting the "deleted" routes with RTM_DELROUTE, their
+// link up, removes them from every kernel; a zebra hears of it only
+// through the notification (nothing else about the link changes).
+func (s *sequence) withdrawRoute(t selftests.T) {
+	start := time.Now()
+	for i := range routerCount {
+		stub := s.stubIndex(t, i)
+		for _, p := range s.delRoutes(i) {
+			s.mustDo(t, s.r(i), rtnl.DelRoute(rtnl.Route{Dst: p, OIF: stub}))
+		}
+	}
+	s.converge(t, "withdraw_route", "the deleted routes gone from every kernel and zebra, the other routes still there", s.deadline(),
+		s.settled(linkRoutes), start)
+	s.observed(t, s.obsFrom, append(s.ownEvents(noAddrs, linkRoutes), s.farEvents(noAddrs, linkRoutes)...))
+}
+
+// withdrawLink: taking every stub link down removes the routes through
+// it from every kernel and zebra.
 func (s *sequence) withdrawLink(t selftests.T) {
 	start := time.Now()
-	s.mustDo(t, s.r(0), rtnl.SetUp(s.stubIndex(t), false))
-	s.converge(t, "withdraw_link", "the routes through the stub link gone from every kernel", s.deadline(),
-		all(s.r1State(nil, s.everything()), s.farState(nil, s.everything())), start)
+	for i := range routerCount {
+		s.mustDo(t, s.r(i), rtnl.SetUp(s.stubIndex(t, i), false))
+	}
+	s.converge(t, "withdraw_link", "the routes through the stub links gone from every kernel and zebra", s.deadline(),
+		s.settled(nothing), start)
+	s.observed(t, s.obsFrom, append(s.linkEvents(), s.farEvents(linkRoutes, nothing)...))
 }
 
-// reinstall: the link up again and the addresses and routes added again:
-// everything comes back everywhere, and r1's zebra agrees with its kernel.
+// reinstall: the links up again and the addresses and routes added
+// again: everything comes back everywhere, and every zebra agrees with its
+// kernel.
 func (s *sequence) reinstall(t selftests.T) {
 	start := time.Now()
-	s.mustDo(t, s.r(0), rtnl.SetUp(s.stubIndex(t), true))
+	for i := range routerCount {
+		s.mustDo(t, s.r(i), rtnl.SetUp(s.stubIndex(t, i), true))
+	}
 	s.addLearnt(t)
-	s.converge(t, "reinstall", "every prefix back in r2 and r3 via BGP, and r1's zebra equal to its kernel", s.deadline(),
-		all(s.farState(s.everything(), nil), s.zebraAgrees(true)), start)
+	s.converge(t, "reinstall", "every prefix back in every router via BGP, every zebra equal to its kernel", s.deadline(),
+		s.settled(learnt), start)
+	s.observed(t, s.obsFrom, append(append(s.linkEvents(), s.ownEvents(nothing, learnt)...), s.farEvents(nothing, learnt)...))
+}
+
+// The events each step's changes make the observer print, each with the
+// id (in obs) of the router it happens in.
+
+func routeEvent(i int, p netip.Prefix, deleted bool) event {
+	return event{NSID: routerNSID(i), Label: "ROUTE", Deleted: deleted, Key: fmt.Sprintf("unicast %s table main", p)}
+}
+
+// ownEvents are the notifications of the harness's own requests in every
+// router, from before to after: each address and route added or deleted.
+func (s *sequence) ownEvents(before, after state) []event {
+	var out []event
+	for i := range routerCount {
+		if before.Addrs != after.Addrs {
+			for _, a := range s.addrs(i) {
+				out = append(out, event{NSID: routerNSID(i), Label: "ADDR", Deleted: !after.Addrs, Key: a.String()})
+			}
+		}
+		for _, g := range []struct {
+			b, a bool
+			ps   []netip.Prefix
+		}{{before.DelRoutes, after.DelRoutes, s.delRoutes(i)}, {before.LinkRoutes, after.LinkRoutes, s.linkRoutes(i)}} {
+			if g.b != g.a {
+				for _, p := range g.ps {
+					out = append(out, routeEvent(i, p, !g.a))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// farEvents are the BGP routes every router's zebra installs or deletes
+// for the other routers' prefixes that came or went from before to after.
+func (s *sequence) farEvents(before, after state) []event {
+	var out []event
+	for j := range routerCount {
+		bp, _ := s.split(before, j)
+		ap, _ := s.split(after, j)
+		for i := range routerCount {
+			if i == j {
+				continue
+			}
+			for _, p := range s.everything(j) {
+				if was, is := slices.Contains(bp, p), slices.Contains(ap, p); was != is {
+					out = append(out, routeEvent(i, p, !is))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// linkEvents are the RTM_NEWLINKs of every router's stub link going down
+// or up.
+func (s *sequence) linkEvents() []event {
+	var out []event
+	for i := range routerCount {
+		out = append(out, event{NSID: routerNSID(i), Label: "LINK", Key: stubLink})
+	}
+	return out
+}
+
+// observed makes a marker, waits for the observer to print it, and judges
+// what it printed since line from against want; the next step's lines
+// start after the marker.
+func (s *sequence) observed(t selftests.T, from int, want []event) {
+	t.Helper()
+	to, err := s.lab.obs.mark(observerWithin)
+	if err != nil {
+		t.Fatalf("the observer: %v", err)
+	}
+	s.obsFrom = to
+	lines := s.lab.obs.since(from)[:to-from]
+	if problems := judgeObserved(lines, want); len(problems) > 0 {
+		t.Errorf("%s (a NETLINK_LISTEN_ALL_NSID subscriber with an id for every router) did not see what the step changed: %d problem(s):\n  %s\nit printed (%d lines since the step's change):\n%s",
+			s.lab.obs, len(problems), strings.Join(problems, "\n  "), len(lines), describeObserved(lines))
+		return
+	}
+	t.Logf("%s: the %d events the step's changes make among its %d lines", s.lab.obs, len(want), len(lines))
 }

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/netip"
@@ -48,26 +49,32 @@ type zview struct {
 	Interfaces map[string]zinterface
 }
 
-const vtyshWithin = 20 * time.Second
+// vtyshWithin bounds one vtysh run: its three commands take seconds under
+// QEMU's emulation on a loaded host.
+const vtyshWithin = 60 * time.Second
 
-// zebraView asks the router's zebra for its RIB and interfaces.
+// zebraView asks the router's zebra for its RIB and interfaces, in one
+// vtysh run (three would triple the time a poll takes on a loaded or
+// emulated CPU): vtysh prints the three JSON objects one after another.
 func (r *router) zebraView(frr frrInstall) (zview, error) {
 	v := zview{Routes: map[netip.Prefix][]zroute{}}
-	for _, cmd := range []string{"show ip route json", "show ipv6 route json"} {
-		out, err := r.vtysh(frr, "zebra", cmd, vtyshWithin)
-		if err != nil {
-			return v, err
-		}
-		if err := parseZebraRoutes(out, v.Routes); err != nil {
-			return v, fmt.Errorf("router %s: %s: %w", r.Name, cmd, err)
-		}
-	}
-	out, err := r.vtysh(frr, "zebra", "show interface json", vtyshWithin)
+	cmds := []string{"show ip route json", "show ipv6 route json", "show interface json"}
+	out, err := r.vtysh(frr, "zebra", cmds, vtyshWithin)
 	if err != nil {
 		return v, err
 	}
-	if err := json.Unmarshal(out, &v.Interfaces); err != nil {
-		return v, fmt.Errorf("router %s: show interface json: %w", r.Name, err)
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for _, cmd := range cmds[:2] {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return v, fmt.Errorf("router %s: %s: %w", r.Name, cmd, err)
+		}
+		if err := parseZebraRoutes(raw, v.Routes); err != nil {
+			return v, fmt.Errorf("router %s: %s: %w", r.Name, cmd, err)
+		}
+	}
+	if err := dec.Decode(&v.Interfaces); err != nil {
+		return v, fmt.Errorf("router %s: %s: %w", r.Name, cmds[2], err)
 	}
 	return v, nil
 }
@@ -139,6 +146,13 @@ func hopSet(hs []hop) string {
 	return strings.Join(s, ", ")
 }
 
+// linkLocal is left out of the RIB comparison: zebra keeps a connected
+// fe80::/64 per interface and marks as selected or installed only some of
+// them, not the ones the kernel has (a stub link taken down leaves its
+// entry marked, another link's unmarked). The link-local addresses
+// themselves are compared, per interface, with the addresses.
+var linkLocal = netip.MustParsePrefix("fe80::/64")
+
 // compareRIB lists where zebra's RIB and the kernel's main table
 // disagree: a kernel route zebra does not know, or knows with other
 // nexthops (a missed or misread RTM_NEWROUTE or RTM_NEWNEXTHOP); a kernel
@@ -149,6 +163,9 @@ func hopSet(hs []hop) string {
 func compareRIB(k kstate, z zview) []string {
 	var diffs []string
 	for _, p := range k.prefixes() {
+		if p == linkLocal {
+			continue
+		}
 		rs := k.routesTo(p)
 		var kh []hop
 		var kd []string
@@ -166,7 +183,7 @@ func compareRIB(k kstate, z zview) []string {
 		}
 	}
 	for p, es := range z.Routes {
-		if len(k.routesTo(p)) > 0 {
+		if p == linkLocal || len(k.routesTo(p)) > 0 {
 			continue
 		}
 		for _, e := range es {

@@ -31,6 +31,14 @@ func ReplaceRoute(r Route) Request {
 	return routeRequest("RTM_NEWROUTE replace", r, netlink.Create|netlink.Replace)
 }
 
+// DelRoute deletes the route to r.Dst (RTM_DELROUTE) that matches r.
+func DelRoute(r Route) Request {
+	return Request{
+		Name: fmt.Sprintf("RTM_DELROUTE %s", r),
+		Msg:  message(unix.RTM_DELROUTE, 0, r.rtmsg(), attrs(r.encode)),
+	}
+}
+
 func routeRequest(verb string, r Route, flags netlink.HeaderFlags) Request {
 	return Request{
 		Name: fmt.Sprintf("%s %s", verb, r),

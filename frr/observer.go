@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: GPL-2.0
+
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"nlmcast/selftests/netns"
+	"nlmcast/selftests/rtnl"
+)
+
+// The observer: a foreign NETLINK_LISTEN_ALL_NSID subscriber on the FRR
+// path for a whole sequence. In its namespace obs, which gives router i
+// the id i+1 and h1 the id markerNSID, iproute2's
+// `ip monitor all-nsid label link address route nexthop` runs from before
+// the daemons start until the lab is removed. With
+// net.core.netlink_route_mc_index at 1 its deliveries are the index's
+// second list (the LISTEN_ALL_NSID sockets), which no FRR daemon uses.
+//
+// After each step the harness makes a marker, a blackhole nexthop in h1,
+// and waits for ip to print it: everything the kernel sent the observer
+// before the marker is then printed (one socket, one queue, read in
+// order), and the lines since the step began are judged against what the
+// step changed (its own requests and the BGP routes the routers install or
+// withdraw because of them), never against another socket's transcript.
+
+// routerNSID is the id the observer's namespace gives router i.
+func routerNSID(i int) string { return fmt.Sprint(i + 1) }
+
+// markerNSID is the id the observer's namespace gives h1.
+const markerNSID = 9
+
+// observerWithin bounds how long ip may take to print a marker.
+const observerWithin = 20 * time.Second
+
+// observer is the running `ip monitor all-nsid` and its output.
+type observer struct {
+	ns     *netns.NS
+	ctl    *rtnl.Conn
+	marker func(id uint32) error // makes marker id in h1
+	p      *started
+	stderr lockedBuffer
+
+	mu     sync.Mutex
+	lines  []string
+	grew   chan struct{} // a token after each line read (capacity 1)
+	eof    chan struct{} // closed when ip's stdout is read to the end
+	nextID uint32
+}
+
+// makeObserver makes obs, gives every router and h1 their ids there and
+// starts ip monitor, returning once it has printed a marker (it joins its
+// groups and dumps the links before it reads, and drops what arrives
+// meanwhile: only a printed marker shows it listens).
+func (l *lab) makeObserver(ip string) error {
+	ns, ctl, err := newNamespace("obs", nil)
+	if err != nil {
+		return err
+	}
+	o := &observer{ns: ns, ctl: ctl, nextID: 1000, grew: make(chan struct{}, 1), eof: make(chan struct{})}
+	l.obs = o
+	for i, r := range l.Routers {
+		if _, err := ctl.Do(rtnl.NewNSID(r.NS.FD(), int32(i+1))); err != nil {
+			return fmt.Errorf("netns obs: id %d for %s: %w", i+1, r.Name, err)
+		}
+	}
+	if _, err := ctl.Do(rtnl.NewNSID(l.stub.FD(), markerNSID)); err != nil {
+		return fmt.Errorf("netns obs: id %d for h1: %w", markerNSID, err)
+	}
+	o.marker = func(id uint32) error {
+		_, err := l.stubCtl.Do(rtnl.NewNexthop(rtnl.Nexthop{ID: id, Blackhole: true}))
+		return err
+	}
+	cmd := exec.Command(ip, "monitor", "all-nsid", "label", "link", "address", "route", "nexthop")
+	cmd.Stderr = &o.stderr
+	pipe, err := outputPipe(cmd)
+	if err != nil {
+		return err
+	}
+	if o.p, err = startIn(ns, cmd, 0); err != nil {
+		pipe.Close()
+		return fmt.Errorf("ip monitor all-nsid in obs: %w", err)
+	}
+	go func() {
+		defer close(o.eof)
+		defer pipe.Close()
+		sc := bufio.NewScanner(pipe)
+		sc.Buffer(make([]byte, 64*1024), 1<<20)
+		for sc.Scan() {
+			o.mu.Lock()
+			o.lines = append(o.lines, sc.Text())
+			o.mu.Unlock()
+			select {
+			case o.grew <- struct{}{}:
+			default: // a token is already waiting
+			}
+		}
+	}()
+	// Markers until one is printed: ip may drop the first while it dumps.
+	deadline := time.Now().Add(observerWithin)
+	for {
+		_, err := o.mark(200 * time.Millisecond)
+		if err == nil {
+			return nil
+		}
+		if o.p.Exited() || time.Now().After(deadline) {
+			return fmt.Errorf("ip monitor all-nsid in obs printed none of its start markers within %v: %w", observerWithin, err)
+		}
+	}
+}
+
+func (o *observer) String() string { return "ip monitor all-nsid in netns obs" }
+
+// count is how many lines ip has printed.
+func (o *observer) count() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.lines)
+}
+
+// since returns the lines from line from on.
+func (o *observer) since(from int) []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.lines[min(from, len(o.lines)):]...)
+}
+
+// mark makes a marker and waits for ip to print it; it returns the index
+// of the line after it.
+func (o *observer) mark(within time.Duration) (int, error) {
+	o.nextID++
+	id := o.nextID
+	if err := o.marker(id); err != nil {
+		return 0, fmt.Errorf("marker nexthop %d in h1: %w", id, err)
+	}
+	want := event{NSID: fmt.Sprint(markerNSID), Label: "NEXTHOP", Key: fmt.Sprintf("id %d", id)}
+	deadline := time.NewTimer(within)
+	defer deadline.Stop()
+	for {
+		o.mu.Lock()
+		for i := len(o.lines) - 1; i >= 0; i-- {
+			if e, err := parseIPMonitorLine(o.lines[i]); err == nil && e == want {
+				o.mu.Unlock()
+				return i + 1, nil
+			}
+		}
+		o.mu.Unlock()
+		select {
+		case <-o.grew:
+		case <-o.eof:
+			<-o.p.done
+			return 0, fmt.Errorf("%s exited (%v) before printing %s; stderr: %s", o, o.p.err, want, oneLine(o.stderr.String()))
+		case <-deadline.C:
+			return 0, fmt.Errorf("%s did not print %s within %v", o, want, within)
+		}
+	}
+}
+
+// stop ends ip and waits for it and the end of its output.
+func (o *observer) stop() {
+	if o.p == nil {
+		return
+	}
+	o.p.Kill(syscall.SIGTERM)
+	select {
+	case <-o.p.done:
+	case <-time.After(5 * time.Second):
+		o.p.Kill(syscall.SIGKILL)
+		<-o.p.done
+	}
+	<-o.eof
+}
+
+func (o *observer) close() {
+	o.stop()
+	o.ctl.Close()
+	o.ns.Close()
+}
+
+// judgeObserved says what is wrong with lines, what the observer printed
+// during a step, given the events the step's changes must have caused
+// (want, each with the id of the router it happened in): a line ip could
+// not read, an event from a namespace the observer has no id for, or
+// from its own ("current": nothing changes there), and every wanted
+// event missing, as often as it is missing.
+func judgeObserved(lines []string, want []event) []string {
+	got, bad := parseIPMonitor(lines)
+	var problems []string
+	for _, b := range bad {
+		problems = append(problems, "unreadable line "+b)
+	}
+	known := []string{fmt.Sprint(markerNSID)}
+	for i := range routerCount {
+		known = append(known, routerNSID(i))
+	}
+	for _, e := range got {
+		if !slices.Contains(known, e.NSID) {
+			problems = append(problems, fmt.Sprintf("%s: from a namespace that is neither a router's (ids 1-%d) nor h1 (%d)", e, routerCount, markerNSID))
+		}
+	}
+	left := slices.Clone(got)
+	for _, w := range want {
+		if i := slices.Index(left, w); i >= 0 {
+			left = slices.Delete(left, i, i+1)
+			continue
+		}
+		problems = append(problems, fmt.Sprintf("missing: %s", w))
+	}
+	return problems
+}
+
+// describeObserved is lines for a diagnostic: the first and last few.
+func describeObserved(lines []string) string {
+	const keep = 15
+	if len(lines) > 2*keep {
+		lines = append(append(slices.Clone(lines[:keep]), fmt.Sprintf("... %d lines ...", len(lines)-2*keep)), lines[len(lines)-keep:]...)
+	}
+	return "  " + strings.Join(lines, "\n  ")
+}
