@@ -12,7 +12,8 @@
 // withdraw_addr, withdraw_link, reinstall. Each waits for convergence
 // with a deadline and records how long it took. The ip monitor cases
 // (ipmonitor.*) compare what `ip monitor` and `ip monitor all-nsid`
-// print with what the harness's own sockets received.
+// print, and what the harness's own sockets received, each with the
+// notifications the kernel sends for the case's series of changes.
 //
 // Files: main.go (the suite), spawn.go (starting a client in a
 // namespace), keeper.go (the per-router process that runs the daemons),
@@ -41,6 +42,7 @@ var suite = selftests.Suite{
 	Cases:  cases(),
 	Switch: true,
 	Setup:  setup,
+	Flags:  flags,
 }
 
 // prog is what the cases share: where FRR is, the switch, and the
