@@ -62,6 +62,7 @@ func registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&inject.deafFlag, "inject-deaf", "", "SELF-TEST of the checks: a comma-separated list of `ROUTER[:routes][@STEP]` (r1, r2, r3, or obs; a step name): "+
 		"drop every group (:routes: only the IPv4 and IPv6 route groups) from that router's zebra's netlink sockets (obs: the observer's ip monitor's), taken with pidfd_getfd, "+
 		"right after each sequence's lab starts or just before STEP; the first step whose change that zebra (or the observer) must hear of then fails")
+	ipMonitorFlags(fs)
 }
 
 func checkFlags() error {

@@ -4,16 +4,20 @@ package main
 
 import (
 	"bufio"
+	"errors"
+	"flag"
 	"fmt"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/jsimonetti/rtnetlink/v2"
 	"golang.org/x/sys/unix"
 
 	"nlmcast/selftests"
@@ -26,10 +30,12 @@ import (
 // monitors run: `ip monitor label link address route nexthop` in S, and
 // the same with all-nsid in an observer namespace O that gives S the id
 // 7. Two harness sockets subscribed to the same groups receive the same
-// series: one in S, one in O with NETLINK_LISTEN_ALL_NSID. What each
-// monitor printed must be, event by event, what its socket received:
-// the same events, as many, in the same order, and from O every one
-// prefixed "[nsid 7]".
+// series: one in S, one in O with NETLINK_LISTEN_ALL_NSID. The expected
+// events are derived from the series alone: each change states the
+// notifications the kernel sends for it. Each of the four observers must
+// have exactly those, as many, in that order, from O every one with
+// "[nsid 7]"; none is the reference for another, so a notification
+// delivered twice to every socket fails all four.
 
 const monitorNSID = 7
 
@@ -39,11 +45,19 @@ var monitorGroups = []uint32{unix.RTNLGRP_LINK, unix.RTNLGRP_IPV4_IFADDR, unix.R
 	unix.RTNLGRP_IPV4_ROUTE, unix.RTNLGRP_IPV6_ROUTE, unix.RTNLGRP_NEXTHOP}
 
 // monitorWithin bounds how long ip may take to print what the kernel
-// queued for it: it reads and prints asynchronously to the case.
+// queued for it (it reads and prints asynchronously to the case), and how
+// long the kernel's link watch may take to run.
 const monitorWithin = 20 * time.Second
 
 // ipMonitorAbout is what an ipmonitor case checks, for -l -v.
 const ipMonitorAbout = "ip monitor and ip monitor all-nsid print, event by event, what a harness socket beside each receives, with the switch at"
+
+// injectDuplicate is -inject-duplicate, the self-test of the comparison.
+var injectDuplicate bool
+
+func ipMonitorFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&injectDuplicate, "inject-duplicate", false, "SELF-TEST of the ip monitor cases: multicast from S a copy of the kernel's notification of nexthop 5, which every observer (both monitors, both harness sockets) receives; the ipmonitor cases must fail")
+}
 
 func ipMonitorCases() []selftests.Case {
 	return []selftests.Case{
@@ -89,106 +103,289 @@ func runIPMonitor(t selftests.T, value string) {
 	mask := nlsock.GroupMask(monitorGroups...)
 	sLocal := src.Socket("local", selftests.BindGroups(mask))
 	sForeign := obs.Socket("foreign", selftests.With(unix.NETLINK_LISTEN_ALL_NSID), selftests.BindGroups(mask))
+	r := &seriesRun{t: t, n: src, links: src.Socket("link watch", selftests.BindGroups(nlsock.GroupMask(unix.RTNLGRP_LINK)))}
+	if injectDuplicate {
+		r.dup = src.Socket("duplicator", selftests.BindGroups(nlsock.GroupMask(unix.RTNLGRP_NEXTHOP)))
+	}
 	const sentinelID = 999
-	changeSeries(t, src, sentinelID)
-	gotLocal, err := sLocal.Transcript()
-	if err != nil {
-		t.Fatalf("socket local in S: %v", err)
+	series := changeSeries(sentinelID)
+	for _, c := range series {
+		c.do(r)
 	}
-	gotForeign, err := sForeign.Transcript()
-	if err != nil {
-		t.Fatalf("socket foreign in O: %v", err)
+	obsLocal := monObserver{name: sLocal.String(), got: harnessEvents(t, sLocal, false)}
+	obsForeign := monObserver{name: sForeign.String() + " (LISTEN_ALL_NSID)", nsid: fmt.Sprint(monitorNSID), got: harnessEvents(t, sForeign, true)}
+	if slices.Contains(obsLocal.got, linkEvent("mon0", true, "UNKNOWN")) {
+		t.Logf("mon0's link watch ran after its set-up: its RTM_NEWLINK (LOWERLAYERDOWN) followed the set-up's (UNKNOWN)")
 	}
-	sentinel := fmt.Sprintf("id %d", sentinelID)
+	sentinel := event{Label: "NEXTHOP", Key: fmt.Sprintf("id %d", sentinelID)}
 	for _, m := range []*monitor{local, foreign} {
-		m.await(t, func(e event) bool { return e.Label == "NEXTHOP" && e.Key == sentinel }, "the sentinel nexthop "+sentinel)
+		m.await(t, func(e event) bool { e.NSID = ""; return e == sentinel }, "the sentinel nexthop "+sentinel.Key)
 	}
 	local.stop()
 	foreign.stop()
 
-	wantLocal := socketEvents(t, "local in S", gotLocal, false)
-	wantForeign := socketEvents(t, "foreign in O", gotForeign, true)
-	requireSeries(t, wantLocal, sentinel)
-	for i, e := range wantForeign {
-		if e.NSID != fmt.Sprint(monitorNSID) {
-			t.Errorf("socket foreign in O, message %d (%s): nsid %q, want %d (O's id for S)", i+1, e, e.NSID, monitorNSID)
-		}
-	}
-	if d := compareEvents(wantLocal, stripNSID(wantForeign)); d != "" {
-		t.Errorf("the LISTEN_ALL_NSID socket in O did not receive what the socket in S did:\n%s", d)
-	}
+	observers := []monObserver{obsLocal, obsForeign}
 	for _, c := range []struct {
 		m    *monitor
-		want []event
-	}{{local, wantLocal}, {foreign, wantForeign}} {
+		nsid string
+	}{{local, ""}, {foreign, fmt.Sprint(monitorNSID)}} {
 		got, bad := parseIPMonitor(c.m.after())
 		for _, b := range bad {
 			t.Errorf("%s: unreadable line %s", c.m, b)
 		}
-		if d := compareEvents(c.want, got); d != "" {
-			t.Errorf("%s printed other events than the harness socket received (%d vs %d):\n%s", c.m, len(got), len(c.want), d)
-		} else {
-			t.Logf("%s: the same %d events as the harness socket", c.m, len(got))
+		observers = append(observers, monObserver{name: c.m.String(), nsid: c.nsid, got: got})
+	}
+	for _, f := range judge(series, observers) {
+		t.Errorf("%s", f)
+	}
+	for _, o := range observers {
+		t.Logf("%s: %d events", o.name, len(o.got))
+	}
+}
+
+// A change is one request of the series and the notifications the kernel
+// sends for it, in order, as the monitor in S prints them. Where the
+// kernel's own timing decides between two sequences, notifies holds both;
+// each observer must have one of them.
+type change struct {
+	what     string
+	do       func(r *seriesRun)
+	notifies [][]event
+}
+
+// seriesRun is what a change acts with: the case, S, a socket on
+// RTNLGRP_LINK that wakes the wait for the link watch, and (with
+// -inject-duplicate) a socket that copies a notification.
+type seriesRun struct {
+	t     selftests.T
+	n     *selftests.NS
+	links *selftests.Sock
+	dup   *selftests.Sock
+}
+
+func one(es ...event) [][]event { return [][]event{es} }
+
+func linkEvent(name string, up bool, operstate string) event {
+	return event{Label: "LINK", Key: linkKey(name, up, operstate)}
+}
+
+// changeSeries is the series in S: an address (with its local route), a
+// route, a nexthop, a veth pair and one end up, the address deleted, and
+// last the sentinel nexthop.
+func changeSeries(sentinelID uint32) []change {
+	addr := netip.MustParsePrefix("198.51.100.1/32")
+	req := func(rq rtnl.Request) func(*seriesRun) { return func(r *seriesRun) { r.n.Do(rq) } }
+	return []change{
+		{
+			// inet_insert_ifa(): RTM_NEWADDR, then fib_add_ifaddr() adds the
+			// local route (a /32 gets no prefix or broadcast route).
+			what: "add " + addr.String() + " to lo", do: req(rtnl.NewAddr(rtnl.LoopbackIndex, addr)),
+			notifies: one(event{Label: "ADDR", Key: "198.51.100.1/32 dev 1"},
+				event{Label: "ROUTE", Key: "local 198.51.100.1 table local"}),
+		},
+		{
+			what: "add route 203.0.113.0/24 dev lo", do: req(rtnl.NewRoute(rtnl.Route{Dst: netip.MustParsePrefix("203.0.113.0/24"), OIF: rtnl.LoopbackIndex})),
+			notifies: one(event{Label: "ROUTE", Key: "unicast 203.0.113.0/24 table main"}),
+		},
+		{
+			what: "add nexthop 5", do: func(r *seriesRun) {
+				r.n.Do(rtnl.NewNexthop(rtnl.Nexthop{ID: 5, Blackhole: true}))
+				if r.dup != nil {
+					r.duplicate()
+				}
+			},
+			notifies: one(event{Label: "NEXTHOP", Key: "id 5"}),
+		},
+		{
+			// veth_newlink() registers the peer first; each gets its
+			// RTM_NEWLINK from rtnl_configure_link(), down, so reported with
+			// operstate DOWN.
+			what: "add veth mon0 peer mon1", do: req(rtnl.NewVeth("mon0", "mon1", -1)),
+			notifies: one(linkEvent("mon1", false, "DOWN"), linkEvent("mon0", false, "DOWN")),
+		},
+		{
+			// veth_newlink() turns each end's carrier off after
+			// register_netdevice(), so netif_carrier_off() queues a link
+			// watch event for mon0 (linkwatch_fire_event(); not urgent while
+			// mon0 is down, so linkwatch_schedule_work() may delay it up to a
+			// second after the last run). mon1 stays down and without
+			// carrier: veth_open() turns carriers on only when the peer is
+			// up. linkwatch_do_dev() sets mon0's operstate (rfc2863_policy():
+			// no carrier below an iflink, LOWERLAYERDOWN) and, only if mon0
+			// is up by then, sends RTM_NEWLINK (netdev_state_change()), all
+			// under RTNL. So the set-up's own RTM_NEWLINK
+			// (__dev_notify_flags()) reports LOWERLAYERDOWN if the link watch
+			// ran before it, and nothing follows; or UNKNOWN, the operstate
+			// before any run, and the link watch's RTM_NEWLINK with
+			// LOWERLAYERDOWN follows whenever the work runs. (From 6.8,
+			// rtnl_getlink() runs a pending event itself,
+			// linkwatch_sync_dev(), so the RTM_GETLINK for mon0's index makes
+			// it the first; on 6.1 both happen.) The case then waits until
+			// mon0 reports LOWERLAYERDOWN: its next change takes RTNL after
+			// the link watch's, so the event, if any, has its fixed place
+			// here in every observer, and nothing of the link watch can come
+			// later. That is stricter than allowing the event anywhere up to
+			// the end.
+			what: "set mon0 up", do: func(r *seriesRun) {
+				r.n.Do(rtnl.SetUp(r.n.LinkIndex("mon0"), true))
+				r.awaitOperstate("mon0", rtnetlink.OperStateLowerLayerDown)
+			},
+			notifies: [][]event{
+				{linkEvent("mon0", true, "LOWERLAYERDOWN")},
+				{linkEvent("mon0", true, "UNKNOWN"), linkEvent("mon0", true, "LOWERLAYERDOWN")},
+			},
+		},
+		{
+			// inet_del_ifa(): RTM_DELADDR, then fib_del_ifaddr() removes the
+			// local route.
+			what: "delete " + addr.String() + " from lo", do: req(rtnl.DelAddr(rtnl.LoopbackIndex, addr)),
+			notifies: one(event{Label: "ADDR", Deleted: true, Key: "198.51.100.1/32 dev 1"},
+				event{Label: "ROUTE", Deleted: true, Key: "local 198.51.100.1 table local"}),
+		},
+		{
+			what: fmt.Sprintf("add the sentinel nexthop %d", sentinelID), do: req(rtnl.NewNexthop(rtnl.Nexthop{ID: sentinelID, Blackhole: true})),
+			notifies: one(event{Label: "NEXTHOP", Key: fmt.Sprintf("id %d", sentinelID)}),
+		},
+	}
+}
+
+// awaitOperstate waits, with a deadline, until the link called name in S
+// reports operstate want: the link watch sets it asynchronously. Each
+// look is an RTM_GETLINK; between looks the case waits for the next
+// RTM_NEWLINK in S, which the link watch sends when the link is up.
+func (r *seriesRun) awaitOperstate(name string, want rtnetlink.OperationalState) {
+	t := r.t
+	t.Helper()
+	deadline := time.Now().Add(monitorWithin)
+	for {
+		rep := r.n.Do(rtnl.GetLink(name))
+		var lm rtnetlink.LinkMessage
+		if len(rep.Msgs) != 1 {
+			t.Fatalf("netns S: RTM_GETLINK %s: %d replies, want 1", name, len(rep.Msgs))
+		}
+		if err := lm.UnmarshalBinary(rep.Msgs[0].Data); err != nil || lm.Attributes == nil {
+			t.Fatalf("netns S: RTM_GETLINK %s: %v", name, err)
+		}
+		got := lm.Attributes.OperationalState
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("netns S: %s still has operstate %s, not %s, %v after it was set up (the link watch did not run)",
+				name, operstateName(uint8(got)), operstateName(uint8(want)), monitorWithin)
+		}
+		if _, err := r.links.Wait(time.Until(deadline)); err != nil {
+			t.Fatalf("%v", err)
+		}
+		for {
+			if _, err := r.links.Recv(); errors.Is(err, nlsock.ErrEmpty) {
+				break
+			} else if err != nil {
+				t.Fatalf("%s: %v", r.links, err)
+			}
 		}
 	}
 }
 
-// changeSeries makes the known series in n: an address (with its local
-// route), a route, a nexthop, a veth pair and one end up, the address
-// deleted, and last the sentinel nexthop.
-func changeSeries(t selftests.T, n *selftests.NS, sentinelID uint32) {
+// duplicate multicasts, from S, a copy of the kernel's RTM_NEWNEXTHOP that
+// the duplicator socket received: a notification delivered twice to every
+// subscriber, the monitors and the harness sockets alike (the copy reaches
+// O's LISTEN_ALL_NSID subscribers too, with S's id).
+func (r *seriesRun) duplicate() {
+	t := r.t
 	t.Helper()
-	a := n.AddAddr()
-	n.Do(rtnl.NewRoute(rtnl.Route{Dst: netip.MustParsePrefix("203.0.113.0/24"), OIF: rtnl.LoopbackIndex}))
-	n.Do(rtnl.NewNexthop(rtnl.Nexthop{ID: 5, Blackhole: true}))
-	n.Do(rtnl.NewVeth("mon0", "mon1", -1))
-	n.Do(rtnl.SetUp(n.LinkIndex("mon0"), true))
-	n.Do(rtnl.DelAddr(rtnl.LoopbackIndex, a.Prefix))
-	n.Do(rtnl.NewNexthop(rtnl.Nexthop{ID: sentinelID, Blackhole: true}))
+	d, err := r.dup.Recv()
+	if err != nil || len(d.Msgs) != 1 || d.Msgs[0].Header.Type != unix.RTM_NEWNEXTHOP {
+		t.Fatalf("-inject-duplicate: %s: want one RTM_NEWNEXTHOP queued, got %v, %v", r.dup, d.Msgs, err)
+	}
+	if err := r.dup.SendTo(d.Msgs[0], 0, nlsock.GroupMask(unix.RTNLGRP_NEXTHOP)); err != nil {
+		t.Fatalf("-inject-duplicate: %v", err)
+	}
+	t.Logf("-inject-duplicate: multicast a copy of the RTM_NEWNEXTHOP of nexthop 5 from S")
 }
 
-// requireSeries: the socket's events hold the series' known ones in
-// order, so that an empty or truncated transcript cannot pass as a match.
-func requireSeries(t selftests.T, got []event, sentinel string) {
-	t.Helper()
-	known := []event{
-		{Label: "ADDR", Key: "198.51.100.1/32"},
-		{Label: "ROUTE", Key: "local 198.51.100.1 table local"},
-		{Label: "ROUTE", Key: "unicast 203.0.113.0/24 table main"},
-		{Label: "NEXTHOP", Key: "id 5"},
-		{Label: "LINK", Key: "mon0"},
-		{Label: "ADDR", Deleted: true, Key: "198.51.100.1/32"},
-		{Label: "NEXTHOP", Key: sentinel},
-	}
-	i := 0
-	for _, e := range got {
-		if i < len(known) && e.Label == known[i].Label && e.Key == known[i].Key && e.Deleted == known[i].Deleted {
-			i++
+// A monObserver is one of the four that receive the series, and what it got.
+type monObserver struct {
+	name string
+	nsid string // the id its events carry for S: "" in S, "7" in O
+	got  []event
+}
+
+// expected is the series' notifications as an observer whose events carry
+// nsid sees them. Where a change has alternatives, the one whose first
+// event is the observer's next is taken, else the first: the kernel sends
+// exactly one of them, and an observer that has neither is shown against
+// the first.
+func expected(series []change, nsid string, got []event) []event {
+	var want []event
+	for _, c := range series {
+		alt := c.notifies[0]
+		for _, a := range c.notifies {
+			if len(want) < len(got) && withNSID(a[0], nsid) == got[len(want)] {
+				alt = a
+				break
+			}
+		}
+		for _, e := range alt {
+			want = append(want, withNSID(e, nsid))
 		}
 	}
-	if i < len(known) {
-		t.Fatalf("socket local in S: the series' event %s is missing from its %d events", known[i], len(got))
-	}
+	return want
 }
 
-func socketEvents(t selftests.T, name string, lines []selftests.Line, allNSID bool) []event {
+func seriesText(series []change) string {
+	var w []string
+	for _, c := range series {
+		w = append(w, c.what)
+	}
+	return strings.Join(w, ", ")
+}
+
+func withNSID(e event, nsid string) event { e.NSID = nsid; return e }
+
+// judge compares every observer with the expectation derived from the
+// series and returns one failure for each that differs.
+func judge(series []change, observers []monObserver) []string {
+	var fails []string
+	for _, o := range observers {
+		want := expected(series, o.nsid, o.got)
+		if d := compareEvents(want, o.got); d != "" {
+			fails = append(fails, fmt.Sprintf("%s: %d events, want %d (from the series of changes: %s):\n%s", o.name, len(o.got), len(want), seriesText(series), d))
+		}
+	}
+	return fails
+}
+
+// harnessEvents reads what a harness socket has queued: the series'
+// notifications are all queued when the sentinel's request returns (the
+// kernel multicasts them before its ACK, and the case waited for the link
+// watch). Transcript's own sentinel then proves nothing else was on its
+// way.
+func harnessEvents(t selftests.T, s *selftests.Sock, allNSID bool) []event {
 	t.Helper()
 	var out []event
-	for i, l := range lines {
-		e, err := lineEvent(l, allNSID)
-		if err != nil {
-			t.Fatalf("socket %s, message %d (%s): %v", name, i+1, l, err)
+	for {
+		d, err := s.Recv()
+		if errors.Is(err, nlsock.ErrEmpty) {
+			break
 		}
-		out = append(out, e)
+		if err != nil {
+			t.Fatalf("%s: %v after %d events", s, err, len(out))
+		}
+		for _, m := range d.Msgs {
+			e, err := messageEvent(m, d.FromPid, d.NSID, allNSID)
+			if err != nil {
+				t.Fatalf("%s, message %d: %v", s, len(out)+1, err)
+			}
+			out = append(out, e)
+		}
 	}
-	return out
-}
-
-func stripNSID(es []event) []event {
-	out := make([]event, len(es))
-	for i, e := range es {
-		e.NSID = ""
-		out[i] = e
+	rest, err := s.Transcript()
+	if err != nil {
+		t.Fatalf("%s: %v", s, err)
+	}
+	for _, l := range rest {
+		t.Errorf("%s: after its queue was read empty: %s", s, l)
 	}
 	return out
 }

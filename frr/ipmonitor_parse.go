@@ -5,26 +5,35 @@ package main
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
+	"github.com/jsimonetti/rtnetlink/v2"
+	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 
-	"nlmcast/selftests"
 	"nlmcast/selftests/rtnl"
 )
 
-// An event is one notification in terms both sides can state: what
-// `ip monitor label` printed, and what a harness socket received. ip
-// prints one per message: an optional "[nsid N]" (all-nsid: the source's
-// id; "[nsid current]" for the monitor's own namespace), the label
-// ("[ADDR]", "[ROUTE]", "[LINK]", "[NEXTHOP]"), "Deleted " for a
-// deletion, then the object on that line and on continuation lines that
-// start with white space (iproute2 6.1, Debian 12).
+// An event is one notification in terms every observer can state: what
+// `ip monitor label` printed, what a harness socket received, and what
+// the kernel sends for a change of the series. ip prints one per message:
+// an optional "[nsid N]" (all-nsid: the source's id; "[nsid current]" for
+// the monitor's own namespace), the label ("[ADDR]", "[ROUTE]", "[LINK]",
+// "[NEXTHOP]"), "Deleted " for a deletion, then the object on that line
+// and on continuation lines that start with white space (iproute2 6.1,
+// Debian 12).
 type event struct {
 	NSID    string // "" (no prefix), "7", "current"
 	Label   string // ADDR, ROUTE, LINK, NEXTHOP
 	Deleted bool
-	Key     string // the object: 198.51.100.1/32, local 198.51.100.1 table local, id 5, mon0
+	// Key is what identifies the object and, for a link, the state the
+	// notification reports: "198.51.100.1/32 dev 1", "local 198.51.100.1
+	// table local", "id 5", "mon0 up state LOWERLAYERDOWN".
+	Key string
+	// From is the sender's portid as a harness socket saw it in msg_name:
+	// 0 for the kernel. ip does not print it, so a monitor's events have 0.
+	From uint32
 }
 
 func (e event) String() string {
@@ -37,7 +46,31 @@ func (e event) String() string {
 		b.WriteString("Deleted ")
 	}
 	b.WriteString(e.Key)
+	if e.From != 0 {
+		fmt.Fprintf(&b, " (sent by portid %d, not the kernel)", e.From)
+	}
 	return b.String()
+}
+
+// operstates are IFLA_OPERSTATE's values (RFC 2863) as ip prints them
+// after "state".
+var operstates = []string{"UNKNOWN", "NOTPRESENT", "DOWN", "LOWERLAYERDOWN", "TESTING", "DORMANT", "UP"}
+
+func operstateName(s uint8) string {
+	if int(s) < len(operstates) {
+		return operstates[s]
+	}
+	return fmt.Sprintf("operstate %d", s)
+}
+
+// linkKey is a link event's key: the name, whether IFF_UP is set, and the
+// operstate.
+func linkKey(name string, up bool, operstate string) string {
+	admin := "down"
+	if up {
+		admin = "up"
+	}
+	return fmt.Sprintf("%s %s state %s", name, admin, operstate)
 }
 
 // parseIPMonitor reads ip monitor's output lines into events. Lines it
@@ -81,19 +114,25 @@ func parseIPMonitorLine(l string) (event, error) {
 	var err error
 	switch e.Label {
 	case "ADDR": // 1: lo    inet 198.51.100.1/32 scope global lo
-		e.Key, err = fieldAfter(f, "inet", "inet6")
+		var addr string
+		if addr, err = fieldAfter(f, "inet", "inet6"); err == nil {
+			e.Key = fmt.Sprintf("%s dev %s", addr, strings.TrimSuffix(f[0], ":"))
+		}
 	case "ROUTE": // [TYPE] DST ... [table T] ...
 		e.Key, err = ipRouteKey(f)
 	case "NEXTHOP": // id 5 blackhole
 		var id string
 		id, err = fieldAfter(f, "id")
 		e.Key = "id " + id
-	case "LINK": // 3: va@vb: <FLAGS> ...
-		if len(f) < 2 {
+	case "LINK": // 3: va@vb: <FLAGS> mtu 1500 qdisc noop state DOWN ...
+		if len(f) < 3 || !strings.HasPrefix(f[2], "<") {
 			return e, fmt.Errorf("short link line")
 		}
 		name, _, _ := strings.Cut(strings.TrimSuffix(f[1], ":"), "@")
-		e.Key = name
+		flags := strings.Split(strings.Trim(f[2], "<>"), ",")
+		var state string
+		state, err = fieldAfter(f, "state")
+		e.Key = linkKey(name, slices.Contains(flags, "UP"), state)
 	default:
 		return e, fmt.Errorf("label %q not monitored", e.Label)
 	}
@@ -141,36 +180,37 @@ var labels = map[uint16]string{
 
 var tableNames = map[string]string{"255": "local", "254": "main", "253": "default"}
 
-// lineEvent states a harness socket's transcript line as ip would print
-// it. allNSID says whether the monitor runs with all-nsid: then every
-// event carries the source's id, "current" for the monitor's own
-// namespace (a LISTEN_ALL_NSID socket gets no id, or NETNSA_NSID_NOT_ASSIGNED,
-// for those).
-func lineEvent(l selftests.Line, allNSID bool) (event, error) {
-	if l.Err != nil {
-		return event{}, fmt.Errorf("receive error: %v", l.Err)
-	}
-	label, ok := labels[l.Type]
+// messageEvent states a message a harness socket received as ip would
+// print it. from is the sender's portid (msg_name), nsid the
+// LISTEN_ALL_NSID control message if any. allNSID says whether the
+// matching monitor runs with all-nsid: then every event carries the
+// source's id, "current" for the monitor's own namespace (a
+// LISTEN_ALL_NSID socket gets no id, or NETNSA_NSID_NOT_ASSIGNED, for
+// those).
+func messageEvent(m netlink.Message, from uint32, nsid *int32, allNSID bool) (event, error) {
+	typ := uint16(m.Header.Type)
+	label, ok := labels[typ]
 	if !ok {
-		return event{}, fmt.Errorf("%s: not a monitored type", rtnl.TypeName(l.Type))
+		return event{}, fmt.Errorf("%s: not a monitored type", rtnl.TypeName(typ))
 	}
-	e := event{Label: label, Deleted: strings.HasPrefix(rtnl.TypeName(l.Type), "RTM_DEL")}
+	e := event{Label: label, Deleted: strings.HasPrefix(rtnl.TypeName(typ), "RTM_DEL"), From: from}
 	if allNSID {
 		e.NSID = "current"
-		if l.NSID != nil && *l.NSID >= 0 {
-			e.NSID = fmt.Sprint(*l.NSID)
+		if nsid != nil && *nsid >= 0 {
+			e.NSID = fmt.Sprint(*nsid)
 		}
 	}
-	f := strings.Fields(l.Detail)
+	detail := rtnl.Describe(m)
+	f := strings.Fields(detail)
 	switch label {
 	case "ADDR": // 198.51.100.1/32 dev 1
-		if len(f) == 0 {
-			return e, fmt.Errorf("address without detail")
+		if len(f) < 3 {
+			return e, fmt.Errorf("address detail %q", detail)
 		}
-		e.Key = f[0]
+		e.Key = strings.Join(f[:3], " ")
 	case "ROUTE": // local 198.51.100.1/32 table 255
 		if len(f) < 4 {
-			return e, fmt.Errorf("route detail %q", l.Detail)
+			return e, fmt.Errorf("route detail %q", detail)
 		}
 		dst := f[1]
 		if p, err := netip.ParsePrefix(dst); err == nil && p.IsSingleIP() {
@@ -182,23 +222,27 @@ func lineEvent(l selftests.Line, allNSID bool) (event, error) {
 		}
 		e.Key = fmt.Sprintf("%s %s table %s", f[0], dst, table)
 	case "NEXTHOP": // id 5
-		e.Key = l.Detail
-	case "LINK": // mon0 ...
-		if len(f) == 0 {
+		e.Key = detail
+	case "LINK":
+		var lm rtnetlink.LinkMessage
+		if err := lm.UnmarshalBinary(m.Data); err != nil {
+			return e, fmt.Errorf("link: %v", err)
+		}
+		if lm.Attributes == nil || lm.Attributes.Name == "" {
 			return e, fmt.Errorf("link without name")
 		}
-		e.Key = f[0]
+		e.Key = linkKey(lm.Attributes.Name, lm.Flags&unix.IFF_UP != 0, operstateName(uint8(lm.Attributes.OperationalState)))
 	}
 	return e, nil
 }
 
-// compareEvents renders want (the harness socket) against got (ip
-// monitor) side by side, '!' on each row that differs; "" when equal.
+// compareEvents renders want (the expectation) against got (an
+// observer) side by side, '!' on each row that differs; "" when equal.
 func compareEvents(want, got []event) string {
 	n := max(len(want), len(got))
 	same := len(want) == len(got)
 	rows := make([][2]string, n)
-	width := len("harness socket")
+	width := len("expected")
 	for i := range n {
 		rows[i] = [2]string{"-", "-"}
 		if i < len(want) {
@@ -216,7 +260,7 @@ func compareEvents(want, got []event) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "  %-*s | %s\n", width, "harness socket", "ip monitor")
+	fmt.Fprintf(&b, "  %-*s | %s\n", width, "expected", "received")
 	for _, r := range rows {
 		mark := " "
 		if r[0] != r[1] {

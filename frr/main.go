@@ -17,7 +17,8 @@
 // while flipping a flip must have landed. -inject-deaf makes chosen
 // zebras deaf, the self-test of those checks. The ip monitor cases
 // (ipmonitor.*) compare what `ip monitor` and `ip monitor all-nsid`
-// print with what the harness's own sockets received.
+// print, and what the harness's own sockets received, each with the
+// notifications the kernel sends for the case's series of changes.
 //
 // Files: main.go (the suite), spawn.go (starting a client in a
 // namespace), keeper.go (the per-router process that runs the daemons),
