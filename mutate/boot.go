@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// bootPlan is how one tier boots a mutant: vmtest with its programs.
+type bootPlan struct {
+	vmtest   string   // the built vmtest command
+	init     string   // the prebuilt guest init
+	progs    []string // the programs, built for the guest
+	args     []string // more vmtest flags (-prog-args, -append)
+	failFast bool     // stop the boot at the first failed case
+	silence  time.Duration
+	limit    time.Duration // the whole boot
+}
+
+// bootResult is what one boot showed.
+type bootResult struct {
+	status  string   // statusKilled, statusCrashed, statusHung or statusSurvived
+	failed  []string // the cases that failed (the first only, with failFast)
+	detail  string   // why, in one line
+	seconds float64
+	tail    []string // the last lines of vmtest's stderr
+}
+
+const (
+	statusKilled     = "killed"
+	statusCrashed    = "crashed"
+	statusHung       = "hung"
+	statusBuildFail  = "build-failure"
+	statusSurvived   = "survived"
+	statusEquivalent = "equivalent"
+)
+
+// A result line of a program's TAP (one "# " deeper under the runner),
+// and the runner's own lines, which name a program and not a case.
+var (
+	notOKLine  = regexp.MustCompile(`^(?:# )*not ok \d+ (\S+)(.*)$`)
+	runnerLine = regexp.MustCompile(`^(?:# )*(?:not )?ok \d+ selftests: `)
+)
+
+// boot runs vmtest on image and classifies what it saw. The watchdog kills
+// the boot when vmtest's TAP is silent for plan.silence (a hung guest is
+// known then, not at a long timeout); with failFast the first failed case
+// ends the boot, since one is enough to kill the mutant.
+func boot(ctx context.Context, plan bootPlan, image string, log io.Writer) bootResult {
+	start := time.Now()
+	args := []string{"-kernel", image, "-init", plan.init, "-timeout", plan.limit.String()}
+	args = append(args, plan.args...)
+	args = append(args, plan.progs...)
+	cmd := exec.Command(plan.vmtest, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stderr bytes.Buffer
+	cmd.Stderr = io.MultiWriter(&stderr, log)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return bootResult{status: statusCrashed, detail: err.Error()}
+	}
+	if err := cmd.Start(); err != nil {
+		return bootResult{status: statusCrashed, detail: "start vmtest: " + err.Error()}
+	}
+	// vmtest ends QEMU and cleans up on SIGTERM; SIGKILL if it lingers.
+	var stopOnce sync.Once
+	stopReason := ""
+	stop := func(why string) {
+		stopOnce.Do(func() {
+			stopReason = why
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+			time.AfterFunc(10*time.Second, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+		})
+	}
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 64*1024), 1024*1024)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var failed []string
+	var last string
+	hung := false
+	watchdog := time.NewTimer(plan.silence)
+	defer watchdog.Stop()
+loop:
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				break loop
+			}
+			fmt.Fprintln(log, l)
+			last = l
+			watchdog.Reset(plan.silence)
+			if m := notOKLine.FindStringSubmatch(l); m != nil && !runnerLine.MatchString(l) {
+				failed = append(failed, m[1]+strings.TrimRight(m[2], " "))
+				if plan.failFast {
+					stop("fail-fast: first failed case")
+				}
+			} else if m != nil && strings.Contains(l, "# TIMEOUT") {
+				hung = true
+				failed = append(failed, strings.TrimSpace(strings.TrimLeft(l, "# ")))
+			}
+		case <-watchdog.C:
+			hung = true
+			stop(fmt.Sprintf("no TAP line for %v after %q", plan.silence, last))
+		case <-ctx.Done():
+			stop("interrupted")
+		}
+	}
+	cmd.Wait()
+	r := bootResult{seconds: time.Since(start).Seconds(), tail: lastLines(stderr.String(), 12)}
+	errText := stderr.String()
+	switch {
+	case ctx.Err() != nil:
+		r.status, r.detail = "", "interrupted"
+	case strings.Contains(errText, "guest kernel panicked"):
+		r.status, r.detail = statusCrashed, grepLine(errText, "guest kernel panicked")
+	case hung:
+		r.status, r.detail = statusHung, stopReason
+		if r.detail == "" {
+			r.detail = strings.Join(failed, "; ")
+		}
+	case len(failed) > 0:
+		r.status, r.failed = statusKilled, failed
+		r.detail = "failed: " + strings.Join(failed, ", ")
+	case strings.Contains(errText, "timed out after"):
+		r.status, r.detail = statusHung, grepLine(errText, "timed out after")
+	case strings.Contains(errText, "kernel report"):
+		r.status, r.detail = statusCrashed, grepLine(errText, "FAIL: the guest kernel logged")
+	case cmd.ProcessState.ExitCode() == 0:
+		r.status = statusSurvived
+	default:
+		// vmtest failed without a failed case: the boot itself went wrong.
+		r.status, r.detail = statusCrashed, fmt.Sprintf("vmtest exit %d: %s", cmd.ProcessState.ExitCode(), strings.Join(r.tail, " | "))
+	}
+	return r
+}
+
+func grepLine(text, what string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, what) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return what
+}
+
+func lastLines(text string, n int) []string {
+	ls := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	if len(ls) > n {
+		ls = ls[len(ls)-n:]
+	}
+	return ls
+}
