@@ -242,15 +242,19 @@ func tierPlans(o runOptions, tl tools) []tierPlan {
 	suite := []string{tl.semantics, tl.switchp}
 	timeout := fmt.Sprintf("%ds", int(o.progTimeout.Seconds()))
 	base := bootPlan{vmtest: tl.vmtest, init: tl.init, progs: suite, failFast: o.failFast,
-		silence: o.silence, limit: 2*o.progTimeout + 2*time.Minute, args: []string{"-prog-timeout", timeout}}
+		silence: o.silence, limit: 2*o.progTimeout + 2*time.Minute,
+		// oops=panic: an Oops ends the boot at once (panic=-1 and QEMU's
+		// -no-reboot), instead of leaving the oopsed program's locks held
+		// and the guest silent until the watchdog.
+		args: []string{"-prog-timeout", timeout, "-append", "oops=panic"}}
 	// The debug kernel runs several times slower.
 	debug := base
 	debug.silence, debug.limit = 3*o.silence, 6*o.progTimeout+2*time.Minute
-	debug.args = []string{"-prog-timeout", fmt.Sprintf("%ds", 3*int(o.progTimeout.Seconds()))}
+	debug.args = []string{"-prog-timeout", fmt.Sprintf("%ds", 3*int(o.progTimeout.Seconds())), "-append", "oops=panic"}
 	stressPlan := func(modes string, from bootPlan) bootPlan {
 		p := from
 		p.progs = []string{tl.stress}
-		p.args = []string{"-prog-timeout", "900s", "-args", o.stressArgs + " -mode " + modes}
+		p.args = []string{"-prog-timeout", "900s", "-append", "oops=panic", "-args", o.stressArgs + " -t " + strings.ReplaceAll(modes, ",", " -t ")}
 		p.limit = 20 * time.Minute
 		p.silence = 10 * time.Minute // a mode prints only when it ends
 		return p

@@ -210,6 +210,10 @@ func Sites(src, masked []byte, f Func) []Site {
 	for _, st := range statementStarts(body, f) {
 		if site, ok := deletion(src, body, st); ok {
 			add(site.Op, site.Off, site.Orig, site.Repl)
+		} else if k := macroLoopBody(body, st); k > 0 {
+			if site, ok := deletion(src, body, k); ok {
+				add(site.Op, site.Off, site.Orig, site.Repl)
+			}
 		}
 	}
 	sort.SliceStable(out, func(a, b int) bool {
@@ -224,7 +228,7 @@ func Sites(src, masked []byte, f Func) []Site {
 // statementStarts are the offsets where a statement may begin: after ';',
 // '{', '}', "else", and after the condition of an if, while or for.
 func statementStarts(body string, f Func) []int {
-	var starts []int
+	starts := []int{skipSpace(body, f.BodyStart+1)}
 	parenDepth := 0
 	condClose := map[int]bool{}
 	question := false // a ?: is open: its ':' starts no statement
@@ -265,6 +269,28 @@ func statementStarts(body string, f Func) []int {
 		}
 	}
 	return starts
+}
+
+// macroLoopBody returns where the body of a loop macro starts, as in
+// "sk_for_each_bound(sk, head) do_one(sk);", or 0 when start is not one.
+func macroLoopBody(body string, start int) int {
+	name := identPrefix(body[start:])
+	if name == "" || keywords[name] || isDigit(name[0]) {
+		return 0
+	}
+	k := skipSpace(body, start+len(name))
+	if k >= len(body) || body[k] != '(' {
+		return 0
+	}
+	close := matchParen(body, k)
+	if close < 0 {
+		return 0
+	}
+	k = skipSpace(body, close+1)
+	if k < len(body) && isIdent(body[k]) && !isDigit(body[k]) {
+		return k
+	}
+	return 0
 }
 
 var keywords = map[string]bool{

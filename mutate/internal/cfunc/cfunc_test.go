@@ -145,3 +145,16 @@ func TestApplyKeepsLinesAndRefusesAnotherTree(t *testing.T) {
 		t.Error("Apply on a different source succeeded")
 	}
 }
+
+// The statement under a loop macro is a statement too.
+func TestMacroLoopBody(t *testing.T) {
+	src := "void f(void)\n{\n\tsk_for_each_bound(sk, head)\n\t\tdeliver(sk, &info);\n\tdone = 1;\n}\n"
+	var got []string
+	for _, m := range mutantsOf(t, src, "f") {
+		got = append(got, m.ID+" "+m.Orig)
+	}
+	want := "f+3:del-call:1 deliver(sk, &info);\nf+4:del-assign:1 done = 1;\nf+4:flip-const:1 1"
+	if strings.Join(got, "\n") != want {
+		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
+	}
+}
