@@ -33,7 +33,8 @@ type bootResult struct {
 	failed  []string // the cases that failed (the first only, with failFast)
 	detail  string   // why, in one line
 	seconds float64
-	tail    []string // the last lines of vmtest's stderr
+	maxGap  time.Duration // the longest stretch without a TAP line
+	tail    []string      // the last lines of vmtest's stderr
 }
 
 const (
@@ -94,6 +95,8 @@ func boot(ctx context.Context, plan bootPlan, image string, log io.Writer) bootR
 	var failed []string
 	var last string
 	hung := false
+	lastAt := start
+	var maxGap time.Duration
 	watchdog := time.NewTimer(plan.silence)
 	defer watchdog.Stop()
 loop:
@@ -103,8 +106,10 @@ loop:
 			if !ok {
 				break loop
 			}
-			fmt.Fprintln(log, l)
+			fmt.Fprintf(log, "[%6.1fs] %s\n", time.Since(start).Seconds(), l)
 			last = l
+			maxGap = max(maxGap, time.Since(lastAt))
+			lastAt = time.Now()
 			watchdog.Reset(plan.silence)
 			if m := notOKLine.FindStringSubmatch(l); m != nil && !runnerLine.MatchString(l) {
 				failed = append(failed, m[1]+strings.TrimRight(m[2], " "))
@@ -123,7 +128,7 @@ loop:
 		}
 	}
 	cmd.Wait()
-	r := bootResult{seconds: time.Since(start).Seconds(), tail: lastLines(stderr.String(), 12)}
+	r := bootResult{seconds: time.Since(start).Seconds(), maxGap: maxGap, tail: lastLines(stderr.String(), 12)}
 	errText := stderr.String()
 	switch {
 	case ctx.Err() != nil:

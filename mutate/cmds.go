@@ -377,11 +377,17 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 		return 1
 	}
 	plans := tierPlans(o, tl)
-	buildLog, err := os.Create(filepath.Join(binDir, "build.log"))
-	if err != nil {
+	// Each mutant's build and boot output, with the time of every TAP
+	// line, goes to a log of its own in the build dir (not the results).
+	logDir := filepath.Join(o.tree.build, ".mutate", "logs")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		logf("%v", err)
 		return 1
 	}
+	openLog := func(name string) (*os.File, error) {
+		return os.Create(filepath.Join(logDir, strings.ReplaceAll(name, "/", "_")+".log"))
+	}
+	logf("logs of each build and boot: %s", logDir)
 	srcFile := filepath.Join(o.tree.src, funcSets[o.set].file)
 	pristine, err := os.ReadFile(srcFile)
 	if err != nil {
@@ -390,21 +396,38 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 	}
 	if o.baseline {
 		// A baseline that fails would make every mutant "killed".
+		buildLog, err := openLog("baseline")
+		if err != nil {
+			logf("%v", err)
+			return 1
+		}
+		defer buildLog.Close()
 		t0 := time.Now()
 		if errs, err := o.tree.buildImage(ctx, buildLog); err != nil || len(errs) > 0 {
 			logf("baseline build failed: %v %v", err, errs)
 			return 1
 		}
 		buildS := time.Since(t0).Seconds()
-		r := boot(ctx, plans[0].plan, o.tree.image(), io.Discard)
+		// The baseline runs with generous limits; the mutants' limits are
+		// then set from it, so that a loaded host (TCG slows down with
+		// it) does not turn a slow boot into a "hung" one.
+		calm := o
+		calm.silence, calm.progTimeout = 10*time.Minute, 15*time.Minute
+		r := boot(ctx, tierPlans(calm, tl)[0].plan, o.tree.image(), buildLog)
 		if ctx.Err() != nil {
 			return 1
 		}
-		logf("baseline: unmutated tree built in %.0f s, booted in %.0f s: %s %s", buildS, r.seconds, r.status, r.detail)
+		logf("baseline: unmutated tree built in %.0f s, booted in %.0f s (longest quiet stretch %v): %s %s",
+			buildS, r.seconds, r.maxGap.Round(time.Second), r.status, r.detail)
 		if r.status != statusSurvived {
 			logf("the unmutated tree does not pass: stopping")
 			return 1
 		}
+		o.silence = max(o.silence, 3*r.maxGap)
+		o.progTimeout = max(o.progTimeout, time.Duration(3*r.seconds)*time.Second)
+		plans = tierPlans(o, tl)
+		logf("a mutant's boot is hung after %v without a TAP line (3 times the baseline's longest, at least -silence); program limit %v",
+			o.silence.Round(time.Second), o.progTimeout.Round(time.Second))
 	}
 	start := time.Now()
 	doneNow := 0
@@ -423,7 +446,13 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 			break
 		}
 		m := byID[id]
-		rec, err := runMutant(ctx, m, pristine, srcFile, plans, g, buildLog)
+		mlog, err := openLog(id)
+		if err != nil {
+			logf("%v", err)
+			return 1
+		}
+		rec, err := runMutant(ctx, m, pristine, srcFile, plans, g, mlog)
+		mlog.Close()
 		if ctx.Err() != nil {
 			break // an interrupted mutant is not recorded: the next run does it again
 		}
