@@ -118,7 +118,7 @@ loop:
 				}
 			} else if m != nil && strings.Contains(l, "# TIMEOUT") {
 				hung = true
-				failed = append(failed, strings.TrimSpace(strings.TrimLeft(l, "# ")))
+				stopReason = strings.TrimSpace(strings.TrimLeft(l, "# "))
 			}
 		case <-watchdog.C:
 			hung = true
@@ -135,14 +135,15 @@ loop:
 		r.status, r.detail = "", "interrupted"
 	case strings.Contains(errText, "guest kernel panicked"):
 		r.status, r.detail = statusCrashed, grepLine(errText, "guest kernel panicked")
-	case hung:
-		r.status, r.detail = statusHung, stopReason
-		if r.detail == "" {
-			r.detail = strings.Join(failed, "; ")
-		}
 	case len(failed) > 0:
+		// A failed case kills the mutant, also when the guest hung after it.
 		r.status, r.failed = statusKilled, failed
 		r.detail = "failed: " + strings.Join(failed, ", ")
+		if hung {
+			r.detail += "; then " + stopReason
+		}
+	case hung:
+		r.status, r.detail = statusHung, stopReason
 	case strings.Contains(errText, "timed out after"):
 		r.status, r.detail = statusHung, grepLine(errText, "timed out after")
 	case strings.Contains(errText, "kernel report"):

@@ -32,7 +32,9 @@ echo "# not ok 2 netlink_mcast_semantics.foreign_subscriber"
 exec sleep 1000
 `)
 	start := time.Now()
-	r := boot(context.Background(), plan(vm), "img", io.Discard)
+	p := plan(vm)
+	p.silence = 30 * time.Second // only fail-fast ends this boot early
+	r := boot(context.Background(), p, "img", io.Discard)
 	if r.status != statusKilled || len(r.failed) != 1 || r.failed[0] != "netlink_mcast_semantics.foreign_subscriber" {
 		t.Errorf("got %+v", r)
 	}

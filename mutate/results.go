@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -81,12 +82,15 @@ func (r resultsDir) writeJSON(path string, v any) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the records quote C: keep "->" and "&&" readable
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		return err
 	}
 	tmp := path + ".tmp"
-	if err := writeSync(tmp, append(b, '\n')); err != nil {
+	if err := writeSync(tmp, b.Bytes()); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)
