@@ -353,6 +353,11 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 			logf("%s is a campaign on set %s, not %s", o.out, c.Set, o.set)
 			return 2
 		}
+		// Every record of a campaign went through the same tiers.
+		if strings.Join(c.Tiers, ",") != strings.Join(o.tiers, ",") {
+			logf("the campaign's tiers are %s: -tiers %s ignored", strings.Join(c.Tiers, ","), strings.Join(o.tiers, ","))
+			o.tiers = c.Tiers
+		}
 	}
 	for _, id := range c.Sample {
 		if _, ok := byID[id]; !ok {
