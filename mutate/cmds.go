@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"flag"
 	"fmt"
 	"io"
@@ -317,6 +318,12 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 		logf("%v", err)
 		return 1
 	}
+	text, err := os.ReadFile(filepath.Join(o.tree.src, funcSets[o.set].file))
+	if err != nil {
+		logf("%v", err)
+		return 1
+	}
+	fileSum := fmt.Sprintf("%x", sha256.Sum256(text))
 	rd := resultsDir{dir: o.out}
 	c, resumed, err := rd.readCampaign()
 	if err != nil {
@@ -325,7 +332,7 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 	}
 	if !resumed {
 		c = campaign{Command: command, Set: o.set, File: funcSets[o.set].file, Kernel: o.tree.version(),
-			Commit: o.tree.commit(), Config: strings.Join(o.configs, " "), SetSize: len(all), Seed: o.seed,
+			Commit: o.tree.commit(), FileSHA256: fileSum, Config: strings.Join(o.configs, " "), SetSize: len(all), Seed: o.seed,
 			Tiers: o.tiers, Started: time.Now().UTC()}
 		if c.Config == "" {
 			c.Config = "(the build dir's .config)"
@@ -352,6 +359,10 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 		if c.Set != o.set {
 			logf("%s is a campaign on set %s, not %s", o.out, c.Set, o.set)
 			return 2
+		}
+		if c.FileSHA256 != fileSum {
+			logf("%s in %s is not the campaign's (sha256 %s, the campaign's %s)", c.File, o.tree.src, fileSum, c.FileSHA256)
+			return 1
 		}
 		// Every record of a campaign went through the same tiers.
 		if strings.Join(c.Tiers, ",") != strings.Join(o.tiers, ",") {

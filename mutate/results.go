@@ -18,17 +18,18 @@ import (
 // campaign is a results directory's campaign.json: what was run, on what,
 // and the sample, in order, so that a resumed run takes up the same one.
 type campaign struct {
-	Command string    `json:"command"`
-	Set     string    `json:"set"`
-	File    string    `json:"file"`
-	Kernel  string    `json:"kernel"`      // make kernelversion
-	Commit  string    `json:"tree_commit"` // the source tree's git HEAD
-	Config  string    `json:"config"`      // the build's configuration fragments
-	SetSize int       `json:"set_mutants"` // every mutant of the set
-	Seed    int64     `json:"seed"`        // 0: no sampling
-	Sample  []string  `json:"sample"`      // the mutant IDs, in run order
-	Tiers   []string  `json:"tiers"`       // in order
-	Started time.Time `json:"started"`
+	Command    string    `json:"command"`
+	Set        string    `json:"set"`
+	File       string    `json:"file"`
+	Kernel     string    `json:"kernel"`      // make kernelversion
+	Commit     string    `json:"tree_commit"` // the source tree's git HEAD
+	FileSHA256 string    `json:"file_sha256"` // of File in the tree: a resumed run must have the same
+	Config     string    `json:"config"`      // the build's configuration fragments
+	SetSize    int       `json:"set_mutants"` // every mutant of the set
+	Seed       int64     `json:"seed"`        // 0: no sampling
+	Sample     []string  `json:"sample"`      // the mutant IDs, in run order
+	Tiers      []string  `json:"tiers"`       // in order
+	Started    time.Time `json:"started"`
 }
 
 // tierResult is one tier's boot of a mutant.
