@@ -23,14 +23,20 @@ type bootPlan struct {
 	progs    []string // the programs, built for the guest
 	args     []string // more vmtest flags (-prog-args, -append)
 	failFast bool     // stop the boot at the first failed case
-	silence  time.Duration
-	limit    time.Duration // the whole boot
+	// ranBefore are the cases the unmutated tree's boot ran (did not
+	// skip): such a case skipping now is the mutant's doing (e.g. the
+	// switch gone, so that the switch program skips it) and kills it.
+	// nil: skips are not judged (the baseline itself).
+	ranBefore map[string]bool
+	silence   time.Duration
+	limit     time.Duration // the whole boot
 }
 
 // bootResult is what one boot showed.
 type bootResult struct {
 	status  string   // statusKilled, statusCrashed, statusHung or statusSurvived
 	failed  []string // the cases that failed (the first only, with failFast)
+	ran     []string // the cases that passed or failed, not skipped
 	detail  string   // why, in one line
 	seconds float64
 	maxGap  time.Duration // the longest stretch without a TAP line
@@ -50,6 +56,7 @@ const (
 // and the runner's own lines, which name a program and not a case.
 var (
 	notOKLine  = regexp.MustCompile(`^(?:# )*not ok \d+ (\S+)(.*)$`)
+	okLine     = regexp.MustCompile(`^(?:# )*ok \d+ (\S+)(.*)$`)
 	runnerLine = regexp.MustCompile(`^(?:# )*(?:not )?ok \d+ selftests: `)
 )
 
@@ -92,7 +99,7 @@ func boot(ctx context.Context, plan bootPlan, image string, log io.Writer) bootR
 		}
 		close(lines)
 	}()
-	var failed []string
+	var failed, ran []string
 	var last string
 	hung := false
 	lastAt := start
@@ -111,12 +118,24 @@ loop:
 			maxGap = max(maxGap, time.Since(lastAt))
 			lastAt = time.Now()
 			watchdog.Reset(plan.silence)
-			if m := notOKLine.FindStringSubmatch(l); m != nil && !runnerLine.MatchString(l) {
-				failed = append(failed, m[1]+strings.TrimRight(m[2], " "))
-				if plan.failFast {
-					stop("fail-fast: first failed case")
+			okm := okLine.FindStringSubmatch(l)
+			m := notOKLine.FindStringSubmatch(l)
+			switch {
+			case runnerLine.MatchString(l):
+			case okm != nil && strings.Contains(okm[2], "# SKIP"):
+				if plan.ranBefore != nil && plan.ranBefore[okm[1]] {
+					failed = append(failed, okm[1]+" skipped, which ran on the unmutated tree:"+okm[2])
 				}
-			} else if m != nil && strings.Contains(l, "# TIMEOUT") {
+			case okm != nil:
+				ran = append(ran, okm[1])
+			case m != nil:
+				ran = append(ran, m[1])
+				failed = append(failed, m[1]+strings.TrimRight(m[2], " "))
+			}
+			if len(failed) > 0 && plan.failFast {
+				stop("fail-fast: first failed case")
+			}
+			if m != nil && runnerLine.MatchString(l) && strings.Contains(l, "# TIMEOUT") {
 				hung = true
 				stopReason = strings.TrimSpace(strings.TrimLeft(l, "# "))
 			}
@@ -128,7 +147,7 @@ loop:
 		}
 	}
 	cmd.Wait()
-	r := bootResult{seconds: time.Since(start).Seconds(), maxGap: maxGap, tail: lastLines(stderr.String(), 12)}
+	r := bootResult{ran: ran, seconds: time.Since(start).Seconds(), maxGap: maxGap, tail: lastLines(stderr.String(), 12)}
 	errText := stderr.String()
 	switch {
 	case ctx.Err() != nil:

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -68,5 +69,25 @@ func TestBootClasses(t *testing.T) {
 		if r.status != tc.want {
 			t.Errorf("%s: got %q (%s), want %q", tc.name, r.status, r.detail, tc.want)
 		}
+	}
+}
+
+// A case the unmutated tree ran that skips on the mutant kills it (the
+// switch program skips every case when the switch is gone); a case that
+// skipped on the unmutated tree too does not.
+func TestBootNewSkipKills(t *testing.T) {
+	vm := fakeVMTest(t, `echo "# ok 1 netlink_mcast_switch.a # SKIP no switch"
+echo "# ok 2 netlink_mcast_switch.b # SKIP no switch"
+exit 0
+`)
+	p := plan(vm)
+	p.ranBefore = map[string]bool{"netlink_mcast_switch.b": true}
+	r := boot(context.Background(), p, "img", io.Discard)
+	if r.status != statusKilled || len(r.failed) != 1 || !strings.HasPrefix(r.failed[0], "netlink_mcast_switch.b skipped") {
+		t.Errorf("got %+v", r)
+	}
+	p.ranBefore = map[string]bool{}
+	if r := boot(context.Background(), p, "img", io.Discard); r.status != statusSurvived {
+		t.Errorf("skips as on the unmutated tree: got %+v", r)
 	}
 }

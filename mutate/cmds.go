@@ -439,9 +439,18 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 			logf("the unmutated tree does not pass: stopping")
 			return 1
 		}
+		ranBefore := map[string]bool{}
+		for _, c := range r.ran {
+			ranBefore[c] = true
+		}
 		o.silence = max(o.silence, 3*r.maxGap)
 		o.progTimeout = max(o.progTimeout, time.Duration(3*r.seconds)*time.Second)
 		plans = tierPlans(o, tl)
+		for i := range plans {
+			if plans[i].name == "base" || plans[i].name == "debug" {
+				plans[i].plan.ranBefore = ranBefore
+			}
+		}
 		logf("a mutant's boot is hung after %v without a TAP line (3 times the baseline's longest, at least -silence); program limit %v",
 			o.silence.Round(time.Second), o.progTimeout.Round(time.Second))
 	}
