@@ -90,6 +90,7 @@ type runOptions struct {
 	expect      []string
 	baseline    bool
 	stressArgs  string
+	toolsDir    string
 }
 
 func cmdRun(args []string) int {
@@ -119,6 +120,7 @@ func cmdRun(args []string) int {
 	fs.StringVar(&expect, "expect", "", "comma-separated classes, one per -ids mutant: exit 1 unless each is classified so (the CI smoke)")
 	fs.BoolVar(&o.baseline, "baseline", true, "first boot the unmutated tree and stop unless it passes")
 	fs.StringVar(&o.stressArgs, "stress-args", "-duration 10s -min-batches 20 -min-writes 200", "the stress program's arguments in the stress and fault tiers")
+	fs.StringVar(&o.toolsDir, "tools", "", "`dir` with vmtest, init (vmtest/guestinit) and the programs, built already (default: build them)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -212,14 +214,18 @@ type tools struct {
 	semantics, switchp, stress string
 }
 
-func buildTools(dir string) (tools, error) {
-	t := tools{
+func toolsIn(dir string) tools {
+	return tools{
 		vmtest:    filepath.Join(dir, "vmtest"),
 		init:      filepath.Join(dir, "init"),
 		semantics: filepath.Join(dir, "netlink_mcast_semantics"),
 		switchp:   filepath.Join(dir, "netlink_mcast_switch"),
 		stress:    filepath.Join(dir, "netlink_mcast_stress"),
 	}
+}
+
+func buildTools(dir string) (tools, error) {
+	t := toolsIn(dir)
 	for out, pkg := range map[string]string{t.vmtest: "./vmtest", t.init: "./vmtest/guestinit", t.semantics: "./semantics", t.switchp: "./switchtest", t.stress: "./stress"} {
 		cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-o", out, pkg)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
@@ -381,16 +387,18 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 		logf("%v", err)
 		return 1
 	}
-	binDir, err := os.MkdirTemp("", "mutate-bin-")
-	if err != nil {
-		logf("%v", err)
-		return 1
-	}
-	defer os.RemoveAll(binDir)
-	tl, err := buildTools(binDir)
-	if err != nil {
-		logf("%v", err)
-		return 1
+	tl := toolsIn(o.toolsDir)
+	if o.toolsDir == "" {
+		binDir, err := os.MkdirTemp("", "mutate-bin-")
+		if err != nil {
+			logf("%v", err)
+			return 1
+		}
+		defer os.RemoveAll(binDir)
+		if tl, err = buildTools(binDir); err != nil {
+			logf("%v", err)
+			return 1
+		}
 	}
 	plans := tierPlans(o, tl)
 	// Each mutant's build and boot output, with the time of every TAP
