@@ -91,6 +91,7 @@ type runOptions struct {
 	baseline    bool
 	stressArgs  string
 	toolsDir    string
+	plan        bool
 }
 
 func cmdRun(args []string) int {
@@ -120,6 +121,7 @@ func cmdRun(args []string) int {
 	fs.StringVar(&expect, "expect", "", "comma-separated classes, one per -ids mutant: exit 1 unless each is classified so (the CI smoke)")
 	fs.BoolVar(&o.baseline, "baseline", true, "first boot the unmutated tree and stop unless it passes")
 	fs.StringVar(&o.stressArgs, "stress-args", "-duration 10s -min-batches 20 -min-writes 200", "the stress program's arguments in the stress and fault tiers")
+	fs.BoolVar(&o.plan, "plan", false, "write campaign.json and table.md (the sample) and stop, building and booting nothing: a campaign another run (or machine) carries out")
 	fs.StringVar(&o.toolsDir, "tools", "", "`dir` with vmtest, init (vmtest/guestinit) and the programs, built already (default: build them)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -147,7 +149,14 @@ func cmdRun(args []string) int {
 	}
 	g := newGuard(filepath.Join(o.tree.build, ".mutate"))
 	ctx, exitCode := restoreOnSignal(g)
-	code := run(ctx, o, g, strings.Join(append([]string{"go run ./mutate run"}, quoteArgs(args)...), " "))
+	// The command a campaign records is the one that carries it out.
+	var carry []string
+	for _, a := range args {
+		if a != "-plan" && a != "--plan" && a != "-plan=true" {
+			carry = append(carry, a)
+		}
+	}
+	code := run(ctx, o, g, strings.Join(append([]string{"go run ./mutate run"}, quoteArgs(carry)...), " "))
 	return exitCode(code)
 }
 
@@ -299,7 +308,7 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 	} else if f != "" {
 		logf("restored %s, left mutated by a run that was killed", f)
 	}
-	if _, err := os.Stat(o.tree.image()); err != nil {
+	if _, err := os.Stat(o.tree.image()); err != nil && !o.plan {
 		if o.tarball == "" {
 			logf("%s: no built image and no -tarball to prepare the tree from", o.tree.build)
 			return 1
@@ -386,6 +395,14 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 	if err != nil {
 		logf("%v", err)
 		return 1
+	}
+	if o.plan {
+		if err := rd.writeTable(c, recs); err != nil {
+			logf("%v", err)
+			return 1
+		}
+		logf("%s: the campaign's sample of %d mutants is written; nothing built or booted (-plan)", o.out, len(c.Sample))
+		return 0
 	}
 	tl := toolsIn(o.toolsDir)
 	if o.toolsDir == "" {
