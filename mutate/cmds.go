@@ -254,6 +254,9 @@ type tierPlan struct {
 	skip    string // why the tier cannot run
 }
 
+// bootAppend is the kernel command line every tier adds (see tierPlans).
+const bootAppend = "oops=panic no_timer_check"
+
 func tierPlans(o runOptions, tl tools) []tierPlan {
 	suite := []string{tl.semantics, tl.switchp}
 	timeout := fmt.Sprintf("%ds", int(o.progTimeout.Seconds()))
@@ -261,16 +264,19 @@ func tierPlans(o runOptions, tl tools) []tierPlan {
 		silence: o.silence, limit: 2*o.progTimeout + 2*time.Minute,
 		// oops=panic: an Oops ends the boot at once (panic=-1 and QEMU's
 		// -no-reboot), instead of leaving the oopsed program's locks held
-		// and the guest silent until the watchdog.
-		args: []string{"-prog-timeout", timeout, "-append", "oops=panic"}}
+		// and the guest silent until the watchdog. no_timer_check: on a
+		// loaded host TCG can run the early IO-APIC timer check too slowly,
+		// and the kernel then panics ("IO-APIC + timer doesn't work!")
+		// before any netlink code has run; seen on a baseline boot.
+		args: []string{"-prog-timeout", timeout, "-append", bootAppend}}
 	// The debug kernel runs several times slower.
 	debug := base
 	debug.silence, debug.limit = 3*o.silence, 6*o.progTimeout+2*time.Minute
-	debug.args = []string{"-prog-timeout", fmt.Sprintf("%ds", 3*int(o.progTimeout.Seconds())), "-append", "oops=panic"}
+	debug.args = []string{"-prog-timeout", fmt.Sprintf("%ds", 3*int(o.progTimeout.Seconds())), "-append", bootAppend}
 	stressPlan := func(modes string, from bootPlan) bootPlan {
 		p := from
 		p.progs = []string{tl.stress}
-		p.args = []string{"-prog-timeout", "900s", "-append", "oops=panic", "-args", o.stressArgs + " -t " + strings.ReplaceAll(modes, ",", " -t ")}
+		p.args = []string{"-prog-timeout", "900s", "-append", bootAppend, "-args", o.stressArgs + " -t " + strings.ReplaceAll(modes, ",", " -t ")}
 		p.limit = 20 * time.Minute
 		p.silence = 10 * time.Minute // a mode prints only when it ends
 		return p
