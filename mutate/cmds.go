@@ -92,6 +92,7 @@ type runOptions struct {
 	stressArgs  string
 	toolsDir    string
 	plan        bool
+	icount      bool
 }
 
 func cmdRun(args []string) int {
@@ -121,6 +122,7 @@ func cmdRun(args []string) int {
 	fs.StringVar(&expect, "expect", "", "comma-separated classes, one per -ids mutant: exit 1 unless each is classified so (the CI smoke)")
 	fs.BoolVar(&o.baseline, "baseline", true, "first boot the unmutated tree and stop unless it passes")
 	fs.StringVar(&o.stressArgs, "stress-args", "-duration 10s -min-batches 20 -min-writes 200", "the stress program's arguments in the stress and fault tiers")
+	fs.BoolVar(&o.icount, "icount", false, "boot with vmtest -icount: the guest's clock counts instructions, so that the cases' own deadlines do not fail on a loaded host (one guest CPU)")
 	fs.BoolVar(&o.plan, "plan", false, "write campaign.json and table.md (the sample) and stop, building and booting nothing: a campaign another run (or machine) carries out")
 	fs.StringVar(&o.toolsDir, "tools", "", "`dir` with vmtest, init (vmtest/guestinit) and the programs, built already (default: build them)")
 	if err := fs.Parse(args); err != nil {
@@ -280,6 +282,11 @@ func tierPlans(o runOptions, tl tools) []tierPlan {
 		p.limit = 20 * time.Minute
 		p.silence = 10 * time.Minute // a mode prints only when it ends
 		return p
+	}
+	if o.icount {
+		for _, p := range []*bootPlan{&base, &debug} {
+			p.args = append(p.args, "-icount")
+		}
 	}
 	var out []tierPlan
 	for _, name := range o.tiers {
