@@ -65,7 +65,8 @@ type record struct {
 type resultsDir struct{ dir string }
 
 func (r resultsDir) recordPath(id string) string {
-	return filepath.Join(r.dir, "records", id+".json")
+	// No ':' in file names: Go's module zips and some file systems refuse it.
+	return filepath.Join(r.dir, "records", strings.ReplaceAll(id, ":", "_")+".json")
 }
 
 func (r resultsDir) readCampaign() (campaign, bool, error) {

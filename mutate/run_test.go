@@ -99,6 +99,9 @@ func TestRunClassifiesRecordsAndResumes(t *testing.T) {
 	if r := recs["f+4:negate-cond:1"]; r.Equivalence != "the stand-in vmtest cannot see it." {
 		t.Errorf("equivalent: %q", r.Equivalence)
 	}
+	if _, err := os.Stat(filepath.Join(out, "records", "f+4_eq-ne_1.json")); err != nil {
+		t.Errorf("record file: %v", err)
+	}
 	if b, _ := os.ReadFile(filepath.Join(src, "x.c")); string(b) != fakeSource {
 		t.Errorf("source changed:\n%s", b)
 	}
