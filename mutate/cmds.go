@@ -1,0 +1,634 @@
+// SPDX-License-Identifier: GPL-2.0
+
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"nlmcast/mutate/internal/cfunc"
+)
+
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func cmdPrepare(args []string) int {
+	fs := flag.NewFlagSet("mutate prepare", flag.ContinueOnError)
+	var patches, configs listFlag
+	tarball := fs.String("tarball", "/usr/src/linux-source-6.1.tar.xz", "kernel source `tarball` (Debian's linux-source)")
+	fs.Var(&patches, "patch", "patch to apply with -p1 (repeatable)")
+	fs.Var(&configs, "config", "configuration fragment merged over tinyconfig (repeatable)")
+	src := fs.String("src", "", "source tree `dir` to create (kept if it has a Makefile already)")
+	build := fs.String("build", "", "build `dir` (O=); the source dir for an in-tree build")
+	jobs := fs.Int("j", 2, "make -j")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *src == "" || *build == "" {
+		fmt.Fprintln(os.Stderr, "mutate prepare: -src and -build are required")
+		return 2
+	}
+	if err := prepareTree(*tarball, patches, kernelTree{src: *src, build: *build, jobs: *jobs}, configs, os.Stderr); err != nil {
+		fmt.Fprintf(os.Stderr, "mutate prepare: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func cmdList(args []string) int {
+	fs := flag.NewFlagSet("mutate list", flag.ContinueOnError)
+	src := fs.String("src", "", "kernel source tree")
+	set := fs.String("set", defaultSet, "function set: "+strings.Join(setNames(), ", "))
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ms, err := setMutants(*src, *set)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "mutate list: %v\n", err)
+		return 1
+	}
+	for _, m := range ms {
+		fmt.Printf("%s\t%s:%d\t%q -> %q\n", m.ID, m.File, m.Line, m.Orig, m.Repl)
+	}
+	fmt.Fprintf(os.Stderr, "%d mutants\n", len(ms))
+	return 0
+}
+
+// runOptions are run's flags.
+type runOptions struct {
+	tree        kernelTree
+	out         string
+	set         string
+	seed        int64
+	n           int
+	ids         []string
+	equivalent  string
+	commit      bool
+	tarball     string
+	patches     []string
+	configs     []string
+	tiers       []string
+	debugBuild  string
+	faultBuild  string
+	failFast    bool
+	silence     time.Duration
+	progTimeout time.Duration
+	expect      []string
+	baseline    bool
+	stressArgs  string
+	toolsDir    string
+	plan        bool
+	icount      bool
+}
+
+func cmdRun(args []string) int {
+	var o runOptions
+	fs := flag.NewFlagSet("mutate run", flag.ContinueOnError)
+	var patches, configs listFlag
+	var ids, tiers, expect string
+	fs.StringVar(&o.tree.src, "src", "", "kernel source tree (a git tree; made with -tarball and -patch when missing)")
+	fs.StringVar(&o.tree.build, "build", "", "build directory (O=), configured and built once; the source tree for an in-tree build")
+	fs.IntVar(&o.tree.jobs, "j", 2, "make -j")
+	fs.StringVar(&o.out, "out", "", "results `dir`: campaign.json, records/ID.json, table.md; resumed when it exists")
+	fs.StringVar(&o.set, "set", defaultSet, "function set: "+strings.Join(setNames(), ", "))
+	fs.Int64Var(&o.seed, "seed", 0, "sample -n mutants of the set with this seed (0: every mutant, or -ids)")
+	fs.IntVar(&o.n, "n", 0, "sample size with -seed")
+	fs.StringVar(&ids, "ids", "", "comma-separated mutant IDs to run, in this order (instead of a sample)")
+	fs.StringVar(&o.equivalent, "equivalent", "mutate/equivalent.txt", "the equivalence arguments, by mutant ID")
+	fs.BoolVar(&o.commit, "commit", false, "git commit the results directory after every mutant")
+	fs.StringVar(&o.tarball, "tarball", "", "to rebuild a missing -src/-build: the kernel source tarball")
+	fs.Var(&patches, "patch", "with -tarball: patch to apply (repeatable)")
+	fs.Var(&configs, "config", "with -tarball: configuration fragment over tinyconfig (repeatable)")
+	fs.StringVar(&tiers, "tiers", "base,debug,stress,fault", "tiers in order; a survivor of one goes on to the next")
+	fs.StringVar(&o.debugBuild, "debug-build", "", "build dir configured with debug.config (KASAN, lockdep, DEBUG_LIST) for the debug tier; without it that tier is not run")
+	fs.StringVar(&o.faultBuild, "fault-build", "", "build dir configured with debug.config and fault.config for the fault tier; without it that tier is not run")
+	fs.BoolVar(&o.failFast, "fail-fast", true, "end a boot at its first failed case")
+	fs.DurationVar(&o.silence, "silence", 60*time.Second, "a boot whose TAP is silent this long is hung")
+	fs.DurationVar(&o.progTimeout, "prog-timeout", 120*time.Second, "per-program limit in the guest")
+	fs.StringVar(&expect, "expect", "", "comma-separated classes, one per -ids mutant: exit 1 unless each is classified so (the CI smoke)")
+	fs.BoolVar(&o.baseline, "baseline", true, "first boot the unmutated tree and stop unless it passes")
+	fs.StringVar(&o.stressArgs, "stress-args", "-duration 10s -min-batches 20 -min-writes 200", "the stress program's arguments in the stress and fault tiers")
+	fs.BoolVar(&o.icount, "icount", false, "boot with vmtest -icount: the guest's clock counts instructions, so that the cases' own deadlines do not fail on a loaded host (one guest CPU)")
+	fs.BoolVar(&o.plan, "plan", false, "write campaign.json and table.md (the sample) and stop, building and booting nothing: a campaign another run (or machine) carries out")
+	fs.StringVar(&o.toolsDir, "tools", "", "`dir` with vmtest, init (vmtest/guestinit) and the programs, built already (default: build them)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	o.patches, o.configs = patches, configs
+	o.tiers = splitList(tiers)
+	o.ids = splitList(ids)
+	o.expect = splitList(expect)
+	switch {
+	case o.tree.src == "" || o.tree.build == "" || o.out == "":
+		fmt.Fprintln(os.Stderr, "mutate run: -src, -build and -out are required")
+		return 2
+	case len(o.expect) > 0 && len(o.expect) != len(o.ids):
+		fmt.Fprintln(os.Stderr, "mutate run: -expect needs one class per -ids mutant")
+		return 2
+	case o.seed != 0 && o.n <= 0:
+		fmt.Fprintln(os.Stderr, "mutate run: -seed needs -n")
+		return 2
+	}
+	for _, t := range o.tiers {
+		if !slices.Contains([]string{"base", "debug", "stress", "fault"}, t) {
+			fmt.Fprintf(os.Stderr, "mutate run: unknown tier %q\n", t)
+			return 2
+		}
+	}
+	g := newGuard(filepath.Join(o.tree.build, ".mutate"))
+	ctx, exitCode := restoreOnSignal(g)
+	// The command a campaign records is the one that carries it out.
+	var carry []string
+	for _, a := range args {
+		if a != "-plan" && a != "--plan" && a != "-plan=true" {
+			carry = append(carry, a)
+		}
+	}
+	code := run(ctx, o, g, strings.Join(append([]string{"go run ./mutate run"}, quoteArgs(carry)...), " "))
+	return exitCode(code)
+}
+
+// restoreOnSignal makes SIGINT, SIGTERM and SIGHUP put the source back at
+// once and cancel the context, so that the run ends its children (make,
+// vmtest and QEMU) and returns; it forces the exit if that takes too
+// long. exitCode restores once more (a normal end) and gives the status:
+// 128+signal after a signal.
+func restoreOnSignal(g *guard) (context.Context, func(int) int) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	caught := make(chan os.Signal, 1)
+	go func() {
+		s := <-sigs
+		caught <- s
+		cancel()
+		if err := g.Restore(); err != nil {
+			fmt.Fprintf(os.Stderr, "mutate: %v\n", err)
+		}
+		fmt.Fprintf(os.Stderr, "mutate: %v: source restored, stopping\n", s)
+		time.AfterFunc(30*time.Second, func() { os.Exit(128 + int(s.(syscall.Signal))) })
+	}()
+	return ctx, func(code int) int {
+		defer cancel()
+		if err := g.Restore(); err != nil {
+			fmt.Fprintf(os.Stderr, "mutate: %v\n", err)
+			code = 1
+		}
+		select {
+		case s := <-caught:
+			return 128 + int(s.(syscall.Signal))
+		default:
+		}
+		return code
+	}
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func quoteArgs(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if strings.ContainsAny(a, " \t'\"") {
+			a = "'" + a + "'"
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// tools are the binaries a run builds once: vmtest, its guest init and the
+// programs for the guest.
+type tools struct {
+	vmtest, init               string
+	semantics, switchp, stress string
+}
+
+func toolsIn(dir string) tools {
+	return tools{
+		vmtest:    filepath.Join(dir, "vmtest"),
+		init:      filepath.Join(dir, "init"),
+		semantics: filepath.Join(dir, "netlink_mcast_semantics"),
+		switchp:   filepath.Join(dir, "netlink_mcast_switch"),
+		stress:    filepath.Join(dir, "netlink_mcast_stress"),
+	}
+}
+
+func buildTools(dir string) (tools, error) {
+	t := toolsIn(dir)
+	for out, pkg := range map[string]string{t.vmtest: "./vmtest", t.init: "./vmtest/guestinit", t.semantics: "./semantics", t.switchp: "./switchtest", t.stress: "./stress"} {
+		cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-o", out, pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return t, fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+		}
+	}
+	return t, nil
+}
+
+// tierPlan is one tier: where its mutant is built and how it boots.
+type tierPlan struct {
+	name    string
+	tree    kernelTree // the build dir; base's for the stress tier
+	rebuild bool       // the mutant must be built in tree first
+	plan    bootPlan
+	skip    string // why the tier cannot run
+}
+
+// bootAppend is the kernel command line every tier adds (see tierPlans).
+const bootAppend = "oops=panic no_timer_check"
+
+func tierPlans(o runOptions, tl tools) []tierPlan {
+	suite := []string{tl.semantics, tl.switchp}
+	timeout := fmt.Sprintf("%ds", int(o.progTimeout.Seconds()))
+	base := bootPlan{vmtest: tl.vmtest, init: tl.init, progs: suite, failFast: o.failFast,
+		silence: o.silence, limit: 2*o.progTimeout + 2*time.Minute,
+		// oops=panic: an Oops ends the boot at once (panic=-1 and QEMU's
+		// -no-reboot), instead of leaving the oopsed program's locks held
+		// and the guest silent until the watchdog. no_timer_check: on a
+		// loaded host TCG can run the early IO-APIC timer check too slowly,
+		// and the kernel then panics ("IO-APIC + timer doesn't work!")
+		// before any netlink code has run; seen on a baseline boot.
+		args: []string{"-prog-timeout", timeout, "-append", bootAppend}}
+	// The debug kernel runs several times slower.
+	debug := base
+	debug.silence, debug.limit = 3*o.silence, 6*o.progTimeout+2*time.Minute
+	debug.args = []string{"-prog-timeout", fmt.Sprintf("%ds", 3*int(o.progTimeout.Seconds())), "-append", bootAppend}
+	stressPlan := func(modes string, from bootPlan) bootPlan {
+		p := from
+		p.progs = []string{tl.stress}
+		p.args = []string{"-prog-timeout", "900s", "-append", bootAppend, "-args", o.stressArgs + " -t " + strings.ReplaceAll(modes, ",", " -t ")}
+		p.limit = 20 * time.Minute
+		p.silence = 10 * time.Minute // a mode prints only when it ends
+		return p
+	}
+	if o.icount {
+		for _, p := range []*bootPlan{&base, &debug} {
+			p.args = append(p.args, "-icount")
+		}
+	}
+	var out []tierPlan
+	for _, name := range o.tiers {
+		t := tierPlan{name: name}
+		switch name {
+		case "base":
+			t.tree, t.rebuild, t.plan = o.tree, true, base
+		case "debug":
+			t.tree, t.rebuild, t.plan = kernelTree{src: o.tree.src, build: o.debugBuild, jobs: o.tree.jobs}, true, debug
+			if o.debugBuild == "" {
+				t.skip = "no -debug-build"
+			}
+		case "stress":
+			t.tree, t.plan = o.tree, stressPlan("fixed0,fixed1,switch", base)
+		case "fault":
+			t.tree, t.rebuild = kernelTree{src: o.tree.src, build: o.faultBuild, jobs: o.tree.jobs}, true
+			t.plan = stressPlan("faults0,faults1,faultswitch", debug)
+			if o.faultBuild == "" {
+				t.skip = "no -fault-build"
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+func run(ctx context.Context, o runOptions, g *guard, command string) int {
+	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, "mutate: "+format+"\n", a...) }
+	if f, err := g.Recover(); err != nil {
+		logf("recover: %v", err)
+		return 1
+	} else if f != "" {
+		logf("restored %s, left mutated by a run that was killed", f)
+	}
+	if _, err := os.Stat(o.tree.image()); err != nil && !o.plan {
+		if o.tarball == "" {
+			logf("%s: no built image and no -tarball to prepare the tree from", o.tree.build)
+			return 1
+		}
+		logf("preparing %s and %s (a clean build: about 11 minutes on 2 cores)", o.tree.src, o.tree.build)
+		if err := prepareTree(o.tarball, o.patches, o.tree, o.configs, os.Stderr); err != nil {
+			logf("prepare: %v", err)
+			return 1
+		}
+	}
+	all, err := setMutants(o.tree.src, o.set)
+	if err != nil {
+		logf("%v", err)
+		return 1
+	}
+	byID := map[string]cfunc.Mutant{}
+	for _, m := range all {
+		byID[m.ID] = m
+	}
+	equiv, err := readEquivalences(o.equivalent)
+	if err != nil {
+		logf("%v", err)
+		return 1
+	}
+	text, err := os.ReadFile(filepath.Join(o.tree.src, funcSets[o.set].file))
+	if err != nil {
+		logf("%v", err)
+		return 1
+	}
+	fileSum := fmt.Sprintf("%x", sha256.Sum256(text))
+	rd := resultsDir{dir: o.out}
+	c, resumed, err := rd.readCampaign()
+	if err != nil {
+		logf("%v", err)
+		return 1
+	}
+	if !resumed {
+		c = campaign{Command: command, Set: o.set, File: funcSets[o.set].file, Kernel: o.tree.version(),
+			Commit: o.tree.commit(), FileSHA256: fileSum, Config: strings.Join(o.configs, " "), SetSize: len(all), Seed: o.seed,
+			Tiers: o.tiers, Started: time.Now().UTC()}
+		if c.Config == "" {
+			c.Config = "(the build dir's .config)"
+		}
+		switch {
+		case len(o.ids) > 0:
+			c.Sample = o.ids
+		case o.seed != 0:
+			r := rand.New(rand.NewPCG(uint64(o.seed), 0))
+			for _, i := range r.Perm(len(all))[:min(o.n, len(all))] {
+				c.Sample = append(c.Sample, all[i].ID)
+			}
+		default:
+			for _, m := range all {
+				c.Sample = append(c.Sample, m.ID)
+			}
+		}
+		if err := rd.writeJSON(filepath.Join(o.out, "campaign.json"), c); err != nil {
+			logf("%v", err)
+			return 1
+		}
+	} else {
+		logf("resuming %s: %s, %d mutants in the sample", o.out, c.Set, len(c.Sample))
+		if c.Set != o.set {
+			logf("%s is a campaign on set %s, not %s", o.out, c.Set, o.set)
+			return 2
+		}
+		if c.FileSHA256 != fileSum {
+			logf("%s in %s is not the campaign's (sha256 %s, the campaign's %s)", c.File, o.tree.src, fileSum, c.FileSHA256)
+			return 1
+		}
+		// Every record of a campaign went through the same tiers.
+		if strings.Join(c.Tiers, ",") != strings.Join(o.tiers, ",") {
+			logf("the campaign's tiers are %s: -tiers %s ignored", strings.Join(c.Tiers, ","), strings.Join(o.tiers, ","))
+			o.tiers = c.Tiers
+		}
+	}
+	for _, id := range c.Sample {
+		if _, ok := byID[id]; !ok {
+			logf("mutant %s is not in set %s of this tree (%d mutants)", id, o.set, len(all))
+			return 1
+		}
+	}
+	recs, err := rd.records()
+	if err != nil {
+		logf("%v", err)
+		return 1
+	}
+	if o.plan {
+		if err := rd.writeTable(c, recs); err != nil {
+			logf("%v", err)
+			return 1
+		}
+		logf("%s: the campaign's sample of %d mutants is written; nothing built or booted (-plan)", o.out, len(c.Sample))
+		return 0
+	}
+	tl := toolsIn(o.toolsDir)
+	if o.toolsDir == "" {
+		binDir, err := os.MkdirTemp("", "mutate-bin-")
+		if err != nil {
+			logf("%v", err)
+			return 1
+		}
+		defer os.RemoveAll(binDir)
+		if tl, err = buildTools(binDir); err != nil {
+			logf("%v", err)
+			return 1
+		}
+	}
+	plans := tierPlans(o, tl)
+	// Each mutant's build and boot output, with the time of every TAP
+	// line, goes to a log of its own in the build dir (not the results).
+	logDir := filepath.Join(o.tree.build, ".mutate", "logs")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		logf("%v", err)
+		return 1
+	}
+	openLog := func(name string) (*os.File, error) {
+		return os.Create(filepath.Join(logDir, strings.ReplaceAll(name, "/", "_")+".log"))
+	}
+	logf("logs of each build and boot: %s", logDir)
+	srcFile := filepath.Join(o.tree.src, funcSets[o.set].file)
+	pristine, err := os.ReadFile(srcFile)
+	if err != nil {
+		logf("%v", err)
+		return 1
+	}
+	if o.baseline {
+		// A baseline that fails would make every mutant "killed".
+		buildLog, err := openLog("baseline")
+		if err != nil {
+			logf("%v", err)
+			return 1
+		}
+		defer buildLog.Close()
+		t0 := time.Now()
+		if errs, err := o.tree.buildImage(ctx, buildLog); err != nil || len(errs) > 0 {
+			logf("baseline build failed: %v %v", err, errs)
+			return 1
+		}
+		buildS := time.Since(t0).Seconds()
+		// The baseline runs with generous limits; the mutants' limits are
+		// then set from it, so that a loaded host (TCG slows down with
+		// it) does not turn a slow boot into a "hung" one.
+		calm := o
+		calm.silence, calm.progTimeout = 10*time.Minute, 15*time.Minute
+		r := boot(ctx, tierPlans(calm, tl)[0].plan, o.tree.image(), buildLog)
+		if ctx.Err() != nil {
+			return 1
+		}
+		logf("baseline: unmutated tree built in %.0f s, booted in %.0f s (longest quiet stretch %v): %s %s",
+			buildS, r.seconds, r.maxGap.Round(time.Second), r.status, r.detail)
+		if r.status != statusSurvived {
+			logf("the unmutated tree does not pass: stopping")
+			return 1
+		}
+		ranBefore := map[string]bool{}
+		for _, c := range r.ran {
+			ranBefore[c] = true
+		}
+		o.silence = max(o.silence, 3*r.maxGap)
+		o.progTimeout = max(o.progTimeout, time.Duration(3*r.seconds)*time.Second)
+		plans = tierPlans(o, tl)
+		for i := range plans {
+			if plans[i].name == "base" || plans[i].name == "debug" {
+				plans[i].plan.ranBefore = ranBefore
+			}
+		}
+		logf("a mutant's boot is hung after %v without a TAP line (3 times the baseline's longest, at least -silence); program limit %v",
+			o.silence.Round(time.Second), o.progTimeout.Round(time.Second))
+	}
+	start := time.Now()
+	doneNow := 0
+	todo := 0
+	for _, id := range c.Sample {
+		if _, ok := recs[id]; !ok {
+			todo++
+		}
+	}
+	logf("%d of %d mutants to run (%d recorded already)", todo, len(c.Sample), len(c.Sample)-todo)
+	for _, id := range c.Sample {
+		if _, ok := recs[id]; ok {
+			continue
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		m := byID[id]
+		mlog, err := openLog(id)
+		if err != nil {
+			logf("%v", err)
+			return 1
+		}
+		rec, err := runMutant(ctx, m, pristine, srcFile, plans, g, mlog)
+		mlog.Close()
+		if ctx.Err() != nil {
+			break // an interrupted mutant is not recorded: the next run does it again
+		}
+		if err != nil {
+			logf("%s: %v", id, err)
+			return 1
+		}
+		if rec.Status == statusSurvived {
+			if e, ok := equiv[id]; ok && e.code == m.Source {
+				rec.Status, rec.Equivalence = statusEquivalent, e.reason
+			} else if ok {
+				logf("%s: the equivalence argument quotes %q, the tree has %q: not applied", id, e.code, m.Source)
+			}
+		}
+		recs[id] = rec
+		if err := rd.writeJSON(rd.recordPath(id), rec); err != nil {
+			logf("%v", err)
+			return 1
+		}
+		if err := rd.writeTable(c, recs); err != nil {
+			logf("%v", err)
+			return 1
+		}
+		if o.commit {
+			if err := rd.commit(fmt.Sprintf("mutation: %s: %s %s", filepath.Base(o.out), id, rec.Status)); err != nil {
+				logf("%v", err)
+			}
+		}
+		doneNow++
+		per := time.Since(start) / time.Duration(doneNow)
+		left := todo - doneNow
+		logf("[%d/%d] %s: %s %s (%.0f s); %v per mutant, about %v left", len(c.Sample)-todo+doneNow, len(c.Sample),
+			id, rec.Status, rec.DecidedBy, rec.Seconds, per.Round(time.Second), (per * time.Duration(left)).Round(time.Minute))
+	}
+	if err := rd.writeTable(c, recs); err != nil {
+		logf("%v", err)
+	}
+	if now, err := os.ReadFile(srcFile); err != nil || string(now) != string(pristine) {
+		logf("%s differs from its original after the run", srcFile)
+		return 1
+	}
+	if ctx.Err() != nil {
+		return 1
+	}
+	if len(o.expect) > 0 {
+		bad := 0
+		for i, id := range o.ids {
+			got := recs[id].Status
+			ok := got == o.expect[i]
+			if !ok {
+				bad++
+			}
+			logf("expect %s %s: got %s%s", id, o.expect[i], got, map[bool]string{true: "", false: "  MISMATCH"}[ok])
+		}
+		if bad > 0 {
+			return 1
+		}
+	}
+	return 0
+}
+
+// runMutant builds m in each tier's build dir and boots it until a tier
+// kills it or every tier has run.
+func runMutant(ctx context.Context, m cfunc.Mutant, pristine []byte, srcFile string, plans []tierPlan, g *guard, buildLog io.Writer) (record, error) {
+	t0 := time.Now()
+	rec := record{ID: m.ID, File: m.File, Func: m.Func, Line: m.Line, Op: m.Op, Orig: m.Orig, Repl: m.Repl, Source: m.Source}
+	mutated, err := m.Apply(pristine)
+	if err != nil {
+		return rec, err
+	}
+	rec.Status = statusSurvived
+	for _, t := range plans {
+		tr := tierResult{Tier: t.name}
+		if t.skip != "" {
+			tr.Status, tr.Detail = "not run", t.skip
+			rec.Tiers = append(rec.Tiers, tr)
+			continue
+		}
+		if t.rebuild {
+			b0 := time.Now()
+			if err := g.Mutate(srcFile, mutated); err != nil {
+				return rec, err
+			}
+			errs, err := t.tree.buildImage(ctx, buildLog)
+			if rerr := g.Restore(); rerr != nil {
+				return rec, rerr
+			}
+			tr.Build = time.Since(b0).Seconds()
+			if err != nil {
+				return rec, err
+			}
+			if len(errs) > 0 {
+				rec.Status, rec.BuildErrors, rec.DecidedBy = statusBuildFail, errs, t.name
+				tr.Status = statusBuildFail
+				rec.Tiers = append(rec.Tiers, tr)
+				break
+			}
+		}
+		r := boot(ctx, t.plan, t.tree.image(), buildLog)
+		if ctx.Err() != nil {
+			return rec, ctx.Err()
+		}
+		tr.Status, tr.Failed, tr.Detail, tr.Boot = r.status, r.failed, r.detail, r.seconds
+		if r.status != statusSurvived && r.status != statusKilled {
+			tr.Console = r.tail
+		}
+		rec.Tiers = append(rec.Tiers, tr)
+		if r.status != statusSurvived {
+			rec.Status, rec.DecidedBy = r.status, t.name
+			break
+		}
+	}
+	rec.Seconds = time.Since(t0).Seconds()
+	rec.Finished = time.Now().UTC()
+	return rec, nil
+}

@@ -1,0 +1,481 @@
+// SPDX-License-Identifier: GPL-2.0
+
+// Package cfunc finds the bodies of C function definitions in a source file
+// and the sites in them where a first-order mutation operator applies. It
+// works on a masked copy of the source, in which comments, string and
+// character literals and preprocessor lines are blanked (newlines kept), so
+// that no site is ever found inside them and offsets stay the source's.
+package cfunc
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Mask returns src with every comment, string literal, character literal
+// and preprocessor line (with its continuations) replaced by spaces. Newlines
+// are kept, so byte offsets and line numbers are src's.
+func Mask(src []byte) []byte {
+	out := make([]byte, len(src))
+	copy(out, src)
+	blank := func(i int) {
+		if out[i] != '\n' {
+			out[i] = ' '
+		}
+	}
+	lineStart := true
+	for i := 0; i < len(src); {
+		c := src[i]
+		switch {
+		case lineStart && (c == ' ' || c == '\t'):
+			i++
+			continue
+		case lineStart && c == '#':
+			// A directive runs to an unescaped newline.
+			for i < len(src) && !(src[i] == '\n' && (i == 0 || src[i-1] != '\\')) {
+				blank(i)
+				i++
+			}
+			continue
+		case c == '/' && i+1 < len(src) && src[i+1] == '*':
+			end := strings.Index(string(src[i+2:]), "*/")
+			stop := len(src)
+			if end >= 0 {
+				stop = i + 2 + end + 2
+			}
+			for ; i < stop; i++ {
+				blank(i)
+			}
+			lineStart = false
+			continue
+		case c == '/' && i+1 < len(src) && src[i+1] == '/':
+			for i < len(src) && src[i] != '\n' {
+				blank(i)
+				i++
+			}
+			continue
+		case c == '"' || c == '\'':
+			blank(i)
+			i++
+			for i < len(src) && src[i] != c && src[i] != '\n' {
+				if src[i] == '\\' && i+1 < len(src) {
+					blank(i)
+					i++
+				}
+				blank(i)
+				i++
+			}
+			if i < len(src) && src[i] == c {
+				blank(i)
+				i++
+			}
+			lineStart = false
+			continue
+		}
+		lineStart = c == '\n'
+		i++
+	}
+	return out
+}
+
+// Func is one function definition.
+type Func struct {
+	Name      string
+	NameLine  int // line of the name (1-based): mutant IDs count from it
+	BodyStart int // offset of the body's '{'
+	BodyEnd   int // offset just after its '}'
+}
+
+// FindFunc returns the definition of the function name in src (masked by
+// Mask): the name at brace depth 0, its parameter list, and a body.
+func FindFunc(masked []byte, name string) (Func, error) {
+	depth := 0
+	s := string(masked)
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '{':
+			depth++
+			continue
+		case '}':
+			depth--
+			continue
+		}
+		if depth != 0 || !strings.HasPrefix(s[i:], name) || (i > 0 && isIdent(s[i-1])) {
+			continue
+		}
+		j := i + len(name)
+		if j < len(s) && isIdent(s[j]) {
+			continue
+		}
+		j = skipSpace(s, j)
+		if j >= len(s) || s[j] != '(' {
+			continue
+		}
+		close := matchParen(s, j)
+		if close < 0 {
+			continue
+		}
+		k := skipSpace(s, close+1)
+		if k >= len(s) || s[k] != '{' {
+			continue // a declaration or a call at file scope
+		}
+		end := matchBrace(s, k)
+		if end < 0 {
+			return Func{}, fmt.Errorf("function %s: body not closed", name)
+		}
+		return Func{Name: name, NameLine: lineOf(s, i), BodyStart: k, BodyEnd: end + 1}, nil
+	}
+	return Func{}, fmt.Errorf("function %s: no definition found", name)
+}
+
+// Site is one place where an operator applies: the bytes [Off, Off+len(Orig))
+// are replaced by Repl.
+type Site struct {
+	Op   string
+	Off  int
+	Line int // 1-based, in the file
+	Orig string
+	Repl string
+}
+
+// Operators, by name. Each finds its sites in a masked body.
+var Operators = []string{"negate-cond", "eq-ne", "lt-le", "and-or", "del-call", "del-assign", "flip-const"}
+
+// Sites returns every site of every operator in f's body, ordered by offset
+// then operator.
+func Sites(src, masked []byte, f Func) []Site {
+	s := string(masked)
+	body := s[:f.BodyEnd]
+	var out []Site
+	add := func(op string, off int, orig, repl string) {
+		out = append(out, Site{Op: op, Off: off, Line: lineOf(s, off), Orig: orig, Repl: repl})
+	}
+	for i := f.BodyStart + 1; i < f.BodyEnd-1; i++ {
+		c := body[i]
+		two := ""
+		if i+1 < len(body) {
+			two = body[i : i+2]
+		}
+		switch {
+		case two == "==":
+			add("eq-ne", i, "==", "!=")
+			i++
+		case two == "!=":
+			add("eq-ne", i, "!=", "==")
+			i++
+		case two == "&&":
+			add("and-or", i, "&&", "||")
+			i++
+		case two == "||":
+			add("and-or", i, "||", "&&")
+			i++
+		case two == "<<" || two == ">>" || two == "->":
+			i++
+			if i+1 < len(body) && body[i+1] == '=' {
+				i++ // <<= and >>=
+			}
+		case two == "<=" || two == ">=":
+			add("lt-le", i, two, two[:1])
+			i++
+		case c == '<' || c == '>':
+			add("lt-le", i, string(c), string(c)+"=")
+		case isIdent(c) && (i == 0 || !isIdent(body[i-1])):
+			j := i
+			for j < len(body) && isIdent(body[j]) {
+				j++
+			}
+			word := body[i:j]
+			switch word {
+			case "0":
+				add("flip-const", i, "0", "1")
+			case "1":
+				add("flip-const", i, "1", "0")
+			case "true":
+				add("flip-const", i, "true", "false")
+			case "false":
+				add("flip-const", i, "false", "true")
+			case "if":
+				k := skipSpace(body, j)
+				if k < len(body) && body[k] == '(' {
+					if close := matchParen(body, k); close > 0 {
+						cond := string(src[k+1 : close])
+						add("negate-cond", k, string(src[k:close+1]), "(!("+cond+"))")
+					}
+				}
+			}
+			i = j - 1
+		}
+	}
+	for _, st := range statementStarts(body, f) {
+		if site, ok := deletion(src, body, st); ok {
+			add(site.Op, site.Off, site.Orig, site.Repl)
+		} else if k := macroLoopBody(body, st); k > 0 {
+			if site, ok := deletion(src, body, k); ok {
+				add(site.Op, site.Off, site.Orig, site.Repl)
+			}
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool {
+		if out[a].Off != out[b].Off {
+			return out[a].Off < out[b].Off
+		}
+		return out[a].Op < out[b].Op
+	})
+	return out
+}
+
+// statementStarts are the offsets where a statement may begin: after ';',
+// '{', '}', "else", and after the condition of an if, while or for.
+func statementStarts(body string, f Func) []int {
+	starts := []int{skipSpace(body, f.BodyStart+1)}
+	parenDepth := 0
+	condClose := map[int]bool{}
+	question := false // a ?: is open: its ':' starts no statement
+	for i := f.BodyStart + 1; i < f.BodyEnd-1; i++ {
+		c := body[i]
+		switch {
+		case c == '(':
+			parenDepth++
+		case c == ')':
+			parenDepth--
+			if condClose[i] {
+				starts = append(starts, skipSpace(body, i+1))
+			}
+		case c == '?':
+			question = true
+		case c == ':' && parenDepth == 0 && question:
+			question = false
+		case (c == ';' || c == '{' || c == '}' || c == ':') && parenDepth == 0:
+			question = false
+			starts = append(starts, skipSpace(body, i+1))
+		case isIdent(c) && (i == 0 || !isIdent(body[i-1])):
+			j := i
+			for j < len(body) && isIdent(body[j]) {
+				j++
+			}
+			switch body[i:j] {
+			case "else":
+				starts = append(starts, skipSpace(body, j))
+			case "if", "while", "for":
+				k := skipSpace(body, j)
+				if k < len(body) && body[k] == '(' {
+					if close := matchParen(body, k); close > 0 {
+						condClose[close] = true
+					}
+				}
+			}
+			i = j - 1
+		}
+	}
+	return starts
+}
+
+// macroLoopBody returns where the body of a loop macro starts, as in
+// "sk_for_each_bound(sk, head) do_one(sk);", or 0 when start is not one.
+func macroLoopBody(body string, start int) int {
+	name := identPrefix(body[start:])
+	if name == "" || keywords[name] || isDigit(name[0]) {
+		return 0
+	}
+	k := skipSpace(body, start+len(name))
+	if k >= len(body) || body[k] != '(' {
+		return 0
+	}
+	close := matchParen(body, k)
+	if close < 0 {
+		return 0
+	}
+	k = skipSpace(body, close+1)
+	if k < len(body) && isIdent(body[k]) && !isDigit(body[k]) {
+		return k
+	}
+	return 0
+}
+
+var keywords = map[string]bool{
+	"if": true, "else": true, "while": true, "for": true, "do": true, "switch": true,
+	"case": true, "default": true, "return": true, "goto": true, "break": true,
+	"continue": true, "sizeof": true, "struct": true, "union": true, "enum": true,
+	"const": true, "static": true, "unsigned": true, "signed": true, "int": true,
+	"long": true, "char": true, "bool": true, "void": true, "u8": true, "u16": true,
+	"u32": true, "u64": true, "size_t": true, "typeof": true,
+}
+
+// deletion returns the del-call or del-assign site of the statement at
+// start, if it is an expression statement that calls a function or assigns.
+// A declaration with an initialiser is not an assignment (its left side has
+// two words), and a deleted statement keeps its newlines.
+func deletion(src []byte, body string, start int) (Site, bool) {
+	if start >= len(body) {
+		return Site{}, false
+	}
+	// The statement's end: the first ';' at paren depth 0, with no brace
+	// before it (a block or a compound literal is not ours).
+	depth, end := 0, -1
+	for i := start; i < len(body); i++ {
+		switch body[i] {
+		case '(', '[':
+			depth++
+		case ')', ']':
+			depth--
+			if depth < 0 {
+				return Site{}, false
+			}
+		case '{', '}':
+			return Site{}, false
+		case ';':
+			if depth == 0 {
+				end = i
+			}
+		}
+		if end >= 0 {
+			break
+		}
+	}
+	if end < 0 {
+		return Site{}, false
+	}
+	stmt := body[start:end]
+	orig := string(src[start : end+1])
+	repl := ";" + strings.Repeat("\n", strings.Count(orig, "\n"))
+	// A call: IDENT, optionally ->/. members, then (...) covering the rest.
+	j := 0
+	for j < len(stmt) && (isIdent(stmt[j]) || stmt[j] == '.' || (stmt[j] == '-' && j+1 < len(stmt) && stmt[j+1] == '>') || stmt[j] == '>') {
+		j++
+	}
+	first := identPrefix(stmt)
+	if j > 0 && !keywords[first] && first != "" && !isDigit(first[0]) {
+		k := skipSpace(stmt, j)
+		if k < len(stmt) && stmt[k] == '(' {
+			if close := matchParen(stmt, k); close > 0 && strings.TrimSpace(stmt[close+1:]) == "" {
+				return Site{Op: "del-call", Off: start, Orig: orig, Repl: repl}, true
+			}
+		}
+	}
+	// An assignment: an lvalue of one word (with members, indexes and
+	// derefs), then =, |=, &=, +=, -=, ^=, <<= or >>= at depth 0.
+	depth = 0
+	for i := 0; i < len(stmt); i++ {
+		switch stmt[i] {
+		case '(', '[':
+			depth++
+		case ')', ']':
+			depth--
+		case '=':
+			if depth != 0 || (i+1 < len(stmt) && stmt[i+1] == '=') {
+				if i+1 < len(stmt) && stmt[i+1] == '=' {
+					i++
+				}
+				continue
+			}
+			lhs := stmt[:i]
+			if p := len(lhs) - 1; p >= 0 && strings.ContainsRune("!<>", rune(lhs[p])) && !strings.HasSuffix(lhs, "<<") && !strings.HasSuffix(lhs, ">>") {
+				continue // a comparison
+			}
+			lhs = strings.TrimRight(lhs, "|&+-^<> \t\n")
+			if isLvalue(lhs) {
+				return Site{Op: "del-assign", Off: start, Orig: orig, Repl: repl}, true
+			}
+			return Site{}, false
+		}
+	}
+	return Site{}, false
+}
+
+// isLvalue: one name, maybe dereferenced, with members and indexes; no two
+// words side by side (that is a declaration).
+func isLvalue(s string) bool {
+	s = strings.TrimSpace(s)
+	s = strings.TrimLeft(s, "*( \t")
+	first := identPrefix(s)
+	if first == "" || keywords[first] || isDigit(first[0]) {
+		return false
+	}
+	rest := s[len(first):]
+	depth := 0
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		switch {
+		case c == '[':
+			depth++
+		case c == ']':
+			depth--
+		case depth > 0:
+		case c == '-' && i+1 < len(rest) && rest[i+1] == '>':
+			i++
+		case c == '.' || c == ')' || c == ' ' || c == '\t' || c == '\n':
+		case isIdent(c):
+			// an identifier must follow -> or .
+			k := i - 1
+			for k >= 0 && (rest[k] == ' ' || rest[k] == '\t' || rest[k] == '\n') {
+				k--
+			}
+			if k < 0 || (rest[k] != '>' && rest[k] != '.') {
+				return false
+			}
+			for i+1 < len(rest) && isIdent(rest[i+1]) {
+				i++
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func identPrefix(s string) string {
+	j := 0
+	for j < len(s) && isIdent(s[j]) {
+		j++
+	}
+	return s[:j]
+}
+
+func isIdent(c byte) bool {
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || isDigit(c)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// matchParen returns the offset of the ')' closing the '(' at open, or -1.
+func matchParen(s string, open int) int {
+	depth := 0
+	for i := open; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+func matchBrace(s string, open int) int {
+	depth := 0
+	for i := open; i < len(s); i++ {
+		switch s[i] {
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+func lineOf(s string, off int) int { return strings.Count(s[:off], "\n") + 1 }

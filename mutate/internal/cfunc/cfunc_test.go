@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0
+
+package cfunc
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+const snippet = `/* a comment with if (a == b) && c < d; foo(); */
+#define CHECK(x) ((x) == 0 && (x) < 1)
+static int helper(int a);
+
+static int target(struct sock *sk, int a,
+		  int b)
+{
+	int err = 0;
+	const char *s = "x == y && if (z) foo();";
+	char c = '<';
+
+	if (a == b && sk->flags != 0) // trailing: a < b
+		err = -1;
+	else if (a < b || a >= 1)
+		sk->x |= 1;
+	helper(a);
+	foo(a,
+	    b);
+	*p = true;
+	x = a >> 1;
+	y <<= 2;
+	return err <= 0 ? helper(a) : 0;
+}
+
+static int other(void) { return 1; }
+`
+
+func mutantsOf(t *testing.T, src string, funcs ...string) []Mutant {
+	t.Helper()
+	ms, err := Mutants("x.c", []byte(src), funcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms
+}
+
+func TestMaskKeepsOffsetsAndBlanksLiterals(t *testing.T) {
+	m := Mask([]byte(snippet))
+	if len(m) != len(snippet) || strings.Count(string(m), "\n") != strings.Count(snippet, "\n") {
+		t.Fatal("Mask changed the length or the lines")
+	}
+	for _, gone := range []string{"comment", "CHECK", "x == y", "'<'", "trailing"} {
+		if strings.Contains(string(m), gone) {
+			t.Errorf("masked source still has %q", gone)
+		}
+	}
+}
+
+func TestFindFuncSkipsDeclarations(t *testing.T) {
+	m := Mask([]byte(snippet))
+	f, err := FindFunc(m, "target")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.NameLine != 5 || snippet[f.BodyStart] != '{' || snippet[f.BodyEnd-1] != '}' {
+		t.Errorf("target: %+v", f)
+	}
+	if _, err := FindFunc(m, "helper"); err == nil {
+		t.Error("helper has only a declaration, but FindFunc found a definition")
+	}
+	if _, err := FindFunc(m, "CHECK"); err == nil {
+		t.Error("found a macro")
+	}
+}
+
+// Every operator's sites in the snippet, by ID, and nothing in the
+// comment, the strings, the char literal or the macro.
+func TestOperatorSites(t *testing.T) {
+	var got []string
+	for _, m := range mutantsOf(t, snippet, "target") {
+		got = append(got, fmt.Sprintf("%s %q->%q", m.ID, m.Orig, m.Repl))
+	}
+	want := []string{
+		`target+3:flip-const:1 "0"->"1"`,
+		`target+7:negate-cond:1 "(a == b && sk->flags != 0)"->"(!(a == b && sk->flags != 0))"`,
+		`target+7:eq-ne:1 "=="->"!="`,
+		`target+7:and-or:1 "&&"->"||"`,
+		`target+7:eq-ne:2 "!="->"=="`,
+		`target+7:flip-const:1 "0"->"1"`,
+		`target+8:del-assign:1 "err = -1;"->";"`,
+		`target+8:flip-const:1 "1"->"0"`,
+		`target+9:negate-cond:1 "(a < b || a >= 1)"->"(!(a < b || a >= 1))"`,
+		`target+9:lt-le:1 "<"->"<="`,
+		`target+9:and-or:1 "||"->"&&"`,
+		`target+9:lt-le:2 ">="->">"`,
+		`target+9:flip-const:1 "1"->"0"`,
+		`target+10:del-assign:1 "sk->x |= 1;"->";"`,
+		`target+10:flip-const:1 "1"->"0"`,
+		`target+11:del-call:1 "helper(a);"->";"`,
+		"target+12:del-call:1 \"foo(a,\\n\\t    b);\"->\";\\n\"",
+		`target+14:del-assign:1 "*p = true;"->";"`,
+		`target+14:flip-const:1 "true"->"false"`,
+		`target+15:del-assign:1 "x = a >> 1;"->";"`,
+		`target+15:flip-const:1 "1"->"0"`,
+		`target+16:del-assign:1 "y <<= 2;"->";"`,
+		`target+17:lt-le:1 "<="->"<"`,
+		`target+17:flip-const:1 "0"->"1"`,
+		`target+17:flip-const:2 "0"->"1"`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("sites:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// IDs count lines from the function's name: code added above the function
+// does not change them.
+func TestIDsStableWhenCodeMovesAbove(t *testing.T) {
+	a := mutantsOf(t, snippet, "target")
+	b := mutantsOf(t, "static int added(void)\n{\n\treturn 0;\n}\n\n"+snippet, "target")
+	if len(a) != len(b) {
+		t.Fatalf("%d mutants, then %d", len(a), len(b))
+	}
+	for i := range a {
+		if a[i].ID != b[i].ID || a[i].Line+5 != b[i].Line {
+			t.Errorf("mutant %d: %s line %d, then %s line %d", i, a[i].ID, a[i].Line, b[i].ID, b[i].Line)
+		}
+	}
+}
+
+func TestApplyKeepsLinesAndRefusesAnotherTree(t *testing.T) {
+	for _, m := range mutantsOf(t, snippet, "target") {
+		out, err := m.Apply([]byte(snippet))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Count(string(out), "\n") != strings.Count(snippet, "\n") {
+			t.Errorf("%s changes the line count", m.ID)
+		}
+		if string(out) == snippet {
+			t.Errorf("%s changes nothing", m.ID)
+		}
+	}
+	m := mutantsOf(t, snippet, "target")[0]
+	if _, err := m.Apply([]byte(strings.Replace(snippet, "err = 0", "err = 7", 1))); err == nil {
+		t.Error("Apply on a different source succeeded")
+	}
+}
+
+// The statement under a loop macro is a statement too.
+func TestMacroLoopBody(t *testing.T) {
+	src := "void f(void)\n{\n\tsk_for_each_bound(sk, head)\n\t\tdeliver(sk, &info);\n\tdone = 1;\n}\n"
+	var got []string
+	for _, m := range mutantsOf(t, src, "f") {
+		got = append(got, m.ID+" "+m.Orig)
+	}
+	want := "f+3:del-call:1 deliver(sk, &info);\nf+4:del-assign:1 done = 1;\nf+4:flip-const:1 1"
+	if strings.Join(got, "\n") != want {
+		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
+	}
+}

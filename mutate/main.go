@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0
+
+// Command mutate measures the suite against first-order changes to the
+// kernel's multicast code: it makes every mutant of a set of functions
+// (a negated condition, a swapped ==/!=, </<=, &&/||, a deleted call or
+// assignment, a flipped constant), builds each incrementally, boots it with
+// vmtest running the semantics and switch programs, and classifies it as
+// killed (naming the failed case), crashed, hung, build failure, survived
+// or equivalent (a survivor with a written argument). Survivors go on to
+// the next tiers: the debug build, the stress modes, the fault-injection
+// build. One JSON record per mutant and a table go to a results directory,
+// which a later run (also on another machine) resumes.
+//
+// Usage:
+//
+//	go run ./mutate prepare -tarball T -patch P -src DIR -build DIR -config F...
+//	go run ./mutate list -src DIR [-set NAME]
+//	go run ./mutate run -src DIR -build DIR -out DIR [-seed N -n N | -ids ID,...] [flags]
+//
+// The source file is mutated only while a build runs, and put back on
+// every way out: normal end, error, SIGINT, SIGTERM, SIGHUP; a run killed
+// outright leaves a journal that the next run restores from first.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	var code int
+	switch os.Args[1] {
+	case "prepare":
+		code = cmdPrepare(os.Args[2:])
+	case "list":
+		code = cmdList(os.Args[2:])
+	case "run":
+		code = cmdRun(os.Args[2:])
+	default:
+		usage()
+		code = 2
+	}
+	os.Exit(code)
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, `usage: go run ./mutate prepare|list|run [flags]   (-h after each for its flags)
+  prepare  extract a kernel source tarball, apply patches, git init, configure and build bzImage
+  list     print the mutants of a function set
+  run      build, boot and classify mutants, writing records to a results directory`)
+}

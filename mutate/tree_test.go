@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0
+
+package main
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const original = "int f(void)\n{\n\treturn 0;\n}\n"
+
+func TestGuardRestores(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a.c")
+	os.WriteFile(file, []byte(original), 0o644)
+	g := newGuard(filepath.Join(dir, ".mutate"))
+	if err := g.Mutate(file, []byte("mutated")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(file); string(b) != "mutated" {
+		t.Fatalf("file not mutated: %q", b)
+	}
+	if err := g.Mutate(file, []byte("twice")); err == nil {
+		t.Error("a second Mutate before Restore succeeded")
+	}
+	if err := g.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(file); string(b) != original {
+		t.Errorf("after Restore: %q", b)
+	}
+	if _, err := os.Stat(g.journalPath()); !os.IsNotExist(err) {
+		t.Errorf("journal left behind: %v", err)
+	}
+}
+
+// A run killed outright (SIGKILL: no handler runs) leaves the journal; the
+// next run's Recover puts the original back.
+func TestRecoverAfterKill(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a.c")
+	os.WriteFile(file, []byte(original), 0o644)
+	if err := newGuard(filepath.Join(dir, ".mutate")).Mutate(file, []byte("mutated")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := newGuard(filepath.Join(dir, ".mutate")).Recover()
+	if err != nil || got != file {
+		t.Fatalf("Recover: %q, %v", got, err)
+	}
+	if b, _ := os.ReadFile(file); string(b) != original {
+		t.Errorf("after Recover: %q", b)
+	}
+	if got, err := newGuard(filepath.Join(dir, ".mutate")).Recover(); got != "" || err != nil {
+		t.Errorf("second Recover: %q, %v", got, err)
+	}
+}
+
+// The child of TestSIGTERMRestores: mutate the file, say so, and wait for
+// the signal as a run does.
+func TestMain(m *testing.M) {
+	if file := os.Getenv("MUTATE_TEST_SIGNAL_CHILD"); file != "" {
+		g := newGuard(filepath.Join(filepath.Dir(file), ".mutate"))
+		ctx, exitCode := restoreOnSignal(g)
+		if err := g.Mutate(file, []byte("mutated")); err != nil {
+			os.Exit(3)
+		}
+		os.Stdout.WriteString("mutated\n")
+		<-ctx.Done()
+		os.Exit(exitCode(0))
+	}
+	os.Exit(m.Run())
+}
+
+func TestSIGTERMRestores(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a.c")
+	os.WriteFile(file, []byte(original), 0o644)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "MUTATE_TEST_SIGNAL_CHILD="+file)
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if line != "mutated\n" {
+		cmd.Process.Kill()
+		t.Fatalf("child said %q", line)
+	}
+	if b, _ := os.ReadFile(file); string(b) != "mutated" {
+		t.Fatalf("child did not mutate: %q", b)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("child did not exit on SIGTERM")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 128+int(syscall.SIGTERM) {
+		t.Errorf("exit status %d, want %d", code, 128+int(syscall.SIGTERM))
+	}
+	if b, _ := os.ReadFile(file); string(b) != original {
+		t.Errorf("after SIGTERM: %q", b)
+	}
+}
