@@ -170,6 +170,7 @@ func (l *lab) makeStub(i int, r *router) error {
 	if err != nil {
 		return err
 	}
+	r.StubIndex = stub
 	if err := r.do(rtnl.NewAddr(stub, stubBase(i))); err != nil {
 		return err
 	}
@@ -287,6 +288,15 @@ func (l *lab) dead() string {
 		}
 	}
 	return ""
+}
+
+// deadWithin is dead, polled until it says something or within has passed.
+func (l *lab) deadWithin(within time.Duration) string {
+	for end := time.Now().Add(within); ; time.Sleep(pollEvery) {
+		if d := l.dead(); d != "" || time.Now().After(end) {
+			return d
+		}
+	}
 }
 
 // close stops every daemon and releases everything; it may be called on

@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"net/netip"
 	"os/exec"
 	"slices"
 	"strings"
@@ -207,7 +208,7 @@ func judgeObserved(lines []string, want []event) []string {
 	}
 	left := slices.Clone(got)
 	for _, w := range want {
-		if i := slices.Index(left, w); i >= 0 {
+		if i := slices.IndexFunc(left, func(g event) bool { return linkWanted(w, g) }); i >= 0 {
 			left = slices.Delete(left, i, i+1)
 			continue
 		}
@@ -223,4 +224,25 @@ func describeObserved(lines []string) string {
 		lines = append(append(slices.Clone(lines[:keep]), fmt.Sprintf("... %d lines ...", len(lines)-2*keep)), lines[len(lines)-keep:]...)
 	}
 	return "  " + strings.Join(lines, "\n  ")
+}
+
+// addrKey is an address event's key as ip monitor's and the harness's
+// events state it: the address and its link's ifindex.
+func addrKey(p netip.Prefix, ifindex uint32) string { return fmt.Sprintf("%s dev %d", p, ifindex) }
+
+// linkKeyPrefix is the part of a link event's key (linkKey) that a change
+// of the admin state decides: the name and IFF_UP.
+func linkKeyPrefix(name string, up bool) string {
+	return strings.TrimSuffix(linkKey(name, up, ""), " ")
+}
+
+// linkWanted says whether g is the event w wants: equal, or for a link,
+// the same link and admin state in any operstate.
+func linkWanted(w, g event) bool {
+	if w.Label != "LINK" || g.Label != "LINK" {
+		return w == g
+	}
+	k := w
+	k.Key = g.Key
+	return k == g && strings.HasPrefix(g.Key, w.Key+" ")
 }

@@ -31,6 +31,9 @@ type router struct {
 	NS   *netns.NS
 	Ctl  *rtnl.Conn
 	Dir  string
+	// StubIndex is the ifindex of the router's stub link, which the
+	// observer prints with each of its address events.
+	StubIndex uint32
 
 	keeper *started
 	kerr   lockedBuffer // the keeper's stderr

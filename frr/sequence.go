@@ -40,6 +40,7 @@ const (
 	sessionsWithin    = 120 * time.Second // BGP sessions up, loopbacks exchanged
 	convergeWithin    = 30 * time.Second  // one step
 	pollEvery         = 50 * time.Millisecond
+	deathReportWithin = 5 * time.Second // a keeper's report of a daemon's exit
 )
 
 // step is one TAP result of a sequence.
@@ -305,6 +306,13 @@ func (s *sequence) converge(t selftests.T, what, cond string, within time.Durati
 		began := time.Now()
 		ok, state, err := check()
 		if err != nil {
+			// A daemon that died makes vtysh fail before its keeper has
+			// reported the exit (asynchronously, through its pipe): wait a
+			// moment for that report, so the diagnosis names the death.
+			if d := s.lab.deadWithin(deathReportWithin); d != "" {
+				s.logDaemons(t)
+				t.Fatalf("%s: %s, while waiting for: %s (%v)", what, d, cond, err)
+			}
 			t.Fatalf("%s: %v", what, err)
 		}
 		if ok {

@@ -460,7 +460,7 @@ func (s *sequence) withdrawLink(t selftests.T) {
 	}
 	s.converge(t, "withdraw_link", "the routes through the stub links gone from every kernel and zebra", s.deadline(),
 		s.settled(nothing), start)
-	s.observed(t, s.obsFrom, append(s.linkEvents(), s.farEvents(linkRoutes, nothing)...))
+	s.observed(t, s.obsFrom, append(s.linkEvents(false), s.farEvents(linkRoutes, nothing)...))
 }
 
 // reinstall: the links up again and the addresses and routes added
@@ -474,7 +474,7 @@ func (s *sequence) reinstall(t selftests.T) {
 	s.addLearnt(t)
 	s.converge(t, "reinstall", "every prefix back in every router via BGP, every zebra equal to its kernel", s.deadline(),
 		s.settled(learnt), start)
-	s.observed(t, s.obsFrom, append(append(s.linkEvents(), s.ownEvents(nothing, learnt)...), s.farEvents(nothing, learnt)...))
+	s.observed(t, s.obsFrom, append(append(s.linkEvents(true), s.ownEvents(nothing, learnt)...), s.farEvents(nothing, learnt)...))
 }
 
 // The events each step's changes make the observer print, each with the
@@ -491,7 +491,7 @@ func (s *sequence) ownEvents(before, after state) []event {
 	for i := range routerCount {
 		if before.Addrs != after.Addrs {
 			for _, a := range s.addrs(i) {
-				out = append(out, event{NSID: routerNSID(i), Label: "ADDR", Deleted: !after.Addrs, Key: a.String()})
+				out = append(out, event{NSID: routerNSID(i), Label: "ADDR", Deleted: !after.Addrs, Key: addrKey(a, s.r(i).StubIndex)})
 			}
 		}
 		for _, g := range []struct {
@@ -529,12 +529,15 @@ func (s *sequence) farEvents(before, after state) []event {
 	return out
 }
 
-// linkEvents are the RTM_NEWLINKs of every router's stub link going down
-// or up.
-func (s *sequence) linkEvents() []event {
+// linkEvents are the RTM_NEWLINKs of every router's stub link set down
+// or up: the one dev_change_flags() sends carries the new IFF_UP; its
+// operstate is whatever the link watch has reached by then (a link set up
+// may say UNKNOWN, LOWERLAYERDOWN or UP), so a link event is wanted by
+// name and admin state (linkWanted).
+func (s *sequence) linkEvents(up bool) []event {
 	var out []event
 	for i := range routerCount {
-		out = append(out, event{NSID: routerNSID(i), Label: "LINK", Key: stubLink})
+		out = append(out, event{NSID: routerNSID(i), Label: "LINK", Key: linkKeyPrefix(stubLink, up)})
 	}
 	return out
 }
