@@ -225,6 +225,25 @@ func TestReadmeLinksResolve(t *testing.T) {
 	}
 }
 
+// No document holds the markers of a merge conflict left unresolved: each
+// half would read as the truth.
+func TestDocsHaveNoConflictMarkers(t *testing.T) {
+	files := docs(t)
+	for _, p := range []string{"README.md", "HACKING.md", "evidence/README.md", "evidence/mutation/README.md"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[p] = string(b)
+	}
+	marker := regexp.MustCompile(`(?m)^(<{7}|={7}|>{7})( |$)`)
+	for p, text := range files {
+		for _, loc := range marker.FindAllStringIndex(text, -1) {
+			t.Errorf("%s:%d: a merge conflict marker %q", p, strings.Count(text[:loc[0]], "\n")+1, text[loc[0]:loc[1]])
+		}
+	}
+}
+
 // headingSlugs returns the anchors of a Markdown file's headings, as the
 // usual renderers make them: lower case, punctuation dropped, spaces to -.
 func headingSlugs(text string) map[string]bool {
