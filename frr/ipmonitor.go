@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/jsimonetti/rtnetlink/v2"
@@ -556,12 +555,6 @@ func (m *monitor) await(t selftests.T, match func(event) bool, what string) {
 
 // stop ends ip and waits for it and for the end of its output.
 func (m *monitor) stop() {
-	m.p.Kill(syscall.SIGTERM)
-	select {
-	case <-m.p.done:
-	case <-time.After(5 * time.Second):
-		m.p.Kill(syscall.SIGKILL)
-		<-m.p.done
-	}
+	m.p.Stop()
 	<-m.eof
 }

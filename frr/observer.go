@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"nlmcast/selftests/netns"
@@ -169,13 +168,7 @@ func (o *observer) stop() {
 	if o.p == nil {
 		return
 	}
-	o.p.Kill(syscall.SIGTERM)
-	select {
-	case <-o.p.done:
-	case <-time.After(5 * time.Second):
-		o.p.Kill(syscall.SIGKILL)
-		<-o.p.done
-	}
+	o.p.Stop()
 	<-o.eof
 }
 

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"runtime"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -102,6 +103,18 @@ func (p *started) Exited() bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// Stop ends the child with SIGTERM, or SIGKILL if it has not exited 5 s
+// later, and waits for it.
+func (p *started) Stop() {
+	p.Kill(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+		p.Kill(syscall.SIGKILL)
+		<-p.done
 	}
 }
 
