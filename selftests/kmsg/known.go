@@ -87,6 +87,8 @@ var process = &sifter{list: known, refused: refused}
 // Sift returns the reports that are not known, for the caller to fail
 // on, and prints each known one as one diag line ("known kernel report
 // (not the series'): ..."), with its fingerprint and where it was seen.
+// A KCSAN report outside networking code (OutsideNetworking) is set
+// aside the same way, on a line of its own.
 // A taint bit that a known report sets is known too. For each new report
 // it prints its fingerprint, the line to add to known_reports.txt once
 // the unpatched kernel has given it as well. Safe for concurrent use.
@@ -109,6 +111,10 @@ func (s *sifter) sift(reports []Report, diag func(format string, args ...any)) [
 		}
 		fp := r.Fingerprint()
 		why, ok := s.list[fp]
+		if !ok && OutsideNetworking(r) {
+			diag("KCSAN report outside networking code (no frame of its stacks is networking's), set aside: %s; fingerprint %q", r, fp)
+			continue
+		}
 		if !ok {
 			diag("new kernel report (not in the known list): %s; fingerprint %q", r, fp)
 			fresh = append(fresh, r)
