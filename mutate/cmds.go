@@ -346,6 +346,11 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 		logf("%v", err)
 		return 1
 	}
+	buildConfig, err := configSet(filepath.Join(o.tree.build, ".config"))
+	if err != nil {
+		logf("the build's config, for the equivalence arguments: %v", err)
+		return 1
+	}
 	text, err := os.ReadFile(filepath.Join(o.tree.src, funcSets[o.set].file))
 	if err != nil {
 		logf("%v", err)
@@ -524,10 +529,12 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 			return 1
 		}
 		if rec.Status == statusSurvived {
-			if e, ok := equiv[id]; ok && e.code == m.Source {
-				rec.Status, rec.Equivalence = statusEquivalent, e.reason
-			} else if ok {
-				logf("%s: the equivalence argument quotes %q, the tree has %q: not applied", id, e.code, m.Source)
+			if e, ok := equiv[id]; ok {
+				if why, ok := e.applies(m.Source, buildConfig); ok {
+					rec.Status, rec.Equivalence = statusEquivalent, e.reason
+				} else {
+					logf("%s: %s: not applied", id, why)
+				}
 			}
 		}
 		recs[id] = rec

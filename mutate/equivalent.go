@@ -13,7 +13,8 @@ import (
 // does: the line it changes, as the tree has it, and why.
 type equivalence struct {
 	id     string
-	code   string // the original line, trimmed
+	code   string   // the original line, trimmed
+	unset  []string // config options the argument needs off (not =y, not =m)
 	reason string
 }
 
@@ -21,10 +22,13 @@ type equivalence struct {
 //
 //	id: FUNC+LINE:OP:N
 //	code: the original line, as in the tree
+//	unset: CONFIG_A CONFIG_B (optional)
 //	reason: why the change cannot be seen (more lines indented)
 //
 // separated by blank lines; '#' lines are comments. An argument counts
-// only for a mutant whose line is still the quoted one.
+// only for a mutant whose line is still the quoted one, and, when it has
+// an unset: line, only in a build whose .config has none of those options
+// (an argument that rests on code the build leaves out).
 func readEquivalences(path string) (map[string]equivalence, error) {
 	out := map[string]equivalence{}
 	if path == "" {
@@ -38,7 +42,7 @@ func readEquivalences(path string) (map[string]equivalence, error) {
 	var cur equivalence
 	lineNo := 0
 	flush := func() error {
-		if cur == (equivalence{}) {
+		if cur.id == "" && cur.code == "" && cur.reason == "" && cur.unset == nil {
 			return nil
 		}
 		if cur.id == "" || cur.code == "" || cur.reason == "" {
@@ -62,6 +66,13 @@ func readEquivalences(path string) (map[string]equivalence, error) {
 			cur.id = strings.TrimSpace(strings.TrimPrefix(l, "id:"))
 		case strings.HasPrefix(l, "code:"):
 			cur.code = strings.TrimSpace(strings.TrimPrefix(l, "code:"))
+		case strings.HasPrefix(l, "unset:"):
+			cur.unset = strings.Fields(strings.TrimPrefix(l, "unset:"))
+			for _, o := range cur.unset {
+				if !strings.HasPrefix(o, "CONFIG_") {
+					return nil, fmt.Errorf("%s:%d: unset: %q is not a CONFIG_ option", path, lineNo, o)
+				}
+			}
 		case strings.HasPrefix(l, "reason:"):
 			cur.reason = strings.TrimSpace(strings.TrimPrefix(l, "reason:"))
 		case (strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t")) && cur.reason != "":
@@ -74,4 +85,33 @@ func readEquivalences(path string) (map[string]equivalence, error) {
 		return nil, err
 	}
 	return out, flush()
+}
+
+// configSet returns the options of a .config that are built in or modular.
+func configSet(dotConfig string) (map[string]bool, error) {
+	b, err := os.ReadFile(dotConfig)
+	if err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if name, val, ok := strings.Cut(l, "="); ok && strings.HasPrefix(name, "CONFIG_") && (val == "y" || val == "m") {
+			set[name] = true
+		}
+	}
+	return set, nil
+}
+
+// applies says whether e's argument holds for mutant source line code in a
+// build with config, and if not, why.
+func (e equivalence) applies(code string, config map[string]bool) (why string, ok bool) {
+	if e.code != code {
+		return fmt.Sprintf("the equivalence argument quotes %q, the tree has %q", e.code, code), false
+	}
+	for _, o := range e.unset {
+		if config[o] {
+			return fmt.Sprintf("the equivalence argument needs %s off, the build has it", o), false
+		}
+	}
+	return "", true
 }

@@ -51,7 +51,20 @@ exit 0
 
 const fakeEquivalent = `id: f+4:negate-cond:1
 code: if (a == 0)
+unset: CONFIG_FAKE_OFF CONFIG_FAKE_ABSENT
 reason: the stand-in vmtest cannot see it.
+
+id: f+4:flip-const:1
+code: if (a == 0)
+unset: CONFIG_FAKE_MOD
+reason: an argument that needs an option the build has: not applied.
+`
+
+// fakeConfig is the build's .config: the equivalence arguments' unset:
+// options are checked against it.
+const fakeConfig = `CONFIG_FAKE_ON=y
+CONFIG_FAKE_MOD=m
+# CONFIG_FAKE_OFF is not set
 `
 
 func TestRunClassifiesRecordsAndResumes(t *testing.T) {
@@ -67,6 +80,9 @@ func TestRunClassifiesRecordsAndResumes(t *testing.T) {
 		}
 	}
 	if _, err := (kernelTree{src: src, build: build, jobs: 1}).buildImage(context.Background(), io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(build, ".config"), []byte(fakeConfig), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	funcSets["test"] = funcSet{file: "x.c", funcs: []string{"f"}}

@@ -110,3 +110,32 @@ func TestSIGTERMRestores(t *testing.T) {
 		t.Errorf("after SIGTERM: %q", b)
 	}
 }
+
+// The project's arguments file parses, and each of its unset: lines names
+// config options.
+func TestEquivalentFileParses(t *testing.T) {
+	eq, err := readEquivalences("equivalent.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(eq) == 0 {
+		t.Fatal("no arguments read from equivalent.txt")
+	}
+	for id, e := range eq {
+		if e.id != id || e.code == "" || e.reason == "" {
+			t.Errorf("%s: %+v", id, e)
+		}
+	}
+	if _, err := readEquivalences(writeTemp(t, "id: a+1:del-call:1\ncode: a();\nunset: NETFILTER\nreason: r\n")); err == nil {
+		t.Error("an unset: option without CONFIG_ was taken")
+	}
+}
+
+func writeTemp(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "equivalent.txt")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
