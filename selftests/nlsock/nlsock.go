@@ -286,6 +286,20 @@ func (s *Socket) recvmsg(flags int) (n int, oob []byte, from unix.Sockaddr, err 
 	return n, s.oob[:oobn], from, nil
 }
 
+// RecvInto is one recvmsg() of the datagram at the head of the queue into
+// p, exactly as long as given (empty: a zero-length iovec), with flags
+// (MSG_PEEK, MSG_TRUNC) and MSG_DONTWAIT, and no control buffer. It returns
+// what recvmsg returned and its msg_flags, judging neither: it is for a
+// test of truncation itself. Recv is the reader that refuses truncation.
+// unix.EAGAIN is returned bare.
+func (s *Socket) RecvInto(p []byte, flags int) (n, msgFlags int, err error) {
+	n, _, msgFlags, _, err = unix.Recvmsg(s.fd, p, nil, flags|unix.MSG_DONTWAIT)
+	if err != nil && !errors.Is(err, unix.EAGAIN) {
+		err = s.wrap(fmt.Sprintf("recvmsg(%d bytes, flags %#x)", len(p), flags), err)
+	}
+	return n, msgFlags, err
+}
+
 // parseControl fills in d's group and nsid from the control messages.
 // netlink_recvmsg() writes each at most once per datagram, so a second one
 // of either kind is an error (it would otherwise overwrite the first and

@@ -105,3 +105,24 @@ func TestDatagramDuplicateControlMessages(t *testing.T) {
 		t.Errorf("one PKTINFO: group %v nsid %v err %v, want group 5 and no nsid", d.Group, d.NSID, err)
 	}
 }
+
+func TestParseInUse(t *testing.T) {
+	const text = `protocol  size sockets  memory press maxhdr  slab module     cl co di ac io in de sh ss gs se re bi br ha uh gp em
+PACKET    1600      2      -1   NI       0   no   kernel      n  n  n  n  n  n  n  n  n  n  n  n  n  n  n  n  n  n
+NETLINK   1096     17      -1   NI       0   no   kernel      n  n  n  n  n  n  n  n  n  n  n  n  n  n  n  n  n  n
+UNIX      1088      5      -1   NI       0   yes  kernel      n  n  n  n  n  n  n  n  n  n  n  n  n  n  n  n  n  n
+`
+	if n, err := parseInUse(text); err != nil || n != 17 {
+		t.Errorf("parseInUse = %d, %v; want 17, nil", n, err)
+	}
+	for name, bad := range map[string]string{
+		"no NETLINK row": strings.Replace(text, "NETLINK", "NETLINX", 1),
+		"other header":   strings.Replace(text, "sockets", "memory ", 1),
+		"not a number":   strings.Replace(text, "  17  ", "  x7  ", 1),
+		"empty":          "",
+	} {
+		if n, err := parseInUse(bad); err == nil {
+			t.Errorf("%s: %d, no error", name, n)
+		}
+	}
+}

@@ -4,6 +4,7 @@ package nlsock
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -11,6 +12,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"nlmcast/selftests/netns"
 )
 
 // getsockopt reads a variable-size option into buf and returns the length
@@ -45,6 +48,49 @@ func readDrops(proto int, portid uint32) (uint64, error) {
 		return 0, err
 	}
 	return 0, fmt.Errorf("no netlink socket with protocol %d and portid %d", proto, portid)
+}
+
+// InUse returns the NETLINK row's "sockets" column of
+// /proc/thread-self/net/protocols read from inside ns: the netlink sockets
+// open in ns, as the kernel counts them (sock_prot_inuse_add(): +1 in
+// netlink_create(), -1 in netlink_release(); kernel sockets are not
+// counted when created). An unreadable file is returned as an error that
+// wraps the open's (os.ErrNotExist without CONFIG_PROC_FS).
+func InUse(ns *netns.NS) (int, error) {
+	var n int
+	err := ns.Do(func() error {
+		b, err := os.ReadFile("/proc/thread-self/net/protocols")
+		if err != nil {
+			return err
+		}
+		n, err = parseInUse(string(b))
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("netns %s: netlink sockets in use: %w", ns.Name, err)
+	}
+	return n, nil
+}
+
+// parseInUse finds the NETLINK row of /proc/net/protocols ("protocol size
+// sockets memory ...") and returns its sockets column.
+func parseInUse(text string) (int, error) {
+	lines := strings.Split(text, "\n")
+	head := strings.Fields(lines[0])
+	if len(head) < 3 || head[0] != "protocol" || head[2] != "sockets" {
+		return 0, fmt.Errorf("/proc/net/protocols: header %q, want \"protocol size sockets ...\"", lines[0])
+	}
+	for _, l := range lines[1:] {
+		f := strings.Fields(l)
+		if len(f) >= 3 && f[0] == "NETLINK" {
+			n, err := strconv.Atoi(f[2])
+			if err != nil {
+				return 0, fmt.Errorf("/proc/net/protocols: NETLINK sockets %q: %w", f[2], err)
+			}
+			return n, nil
+		}
+	}
+	return 0, errors.New("/proc/net/protocols has no NETLINK row")
 }
 
 var optionNames = map[int]string{
