@@ -34,3 +34,22 @@ func TestReadmeCountsSwitchResults(t *testing.T) {
 		t.Errorf("the table has %d cases, not its parts' %d", len(cases), want)
 	}
 }
+
+// The NIPA results checker's counts (.ci/nipa/check-results) are the
+// tables': a case added without them would fail CI's NIPA run.
+func TestNIPACheckerCounts(t *testing.T) {
+	b, err := os.ReadFile("../.ci/nipa/check-results")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int{"SEMANTICS_CASES": len(semantics.All), "SWITCH_RESULTS": len(cases)} {
+		m := regexp.MustCompile(`(?m)^` + name + ` = (\d+)$`).FindStringSubmatch(string(b))
+		if m == nil {
+			t.Errorf("check-results: no %s = N line", name)
+			continue
+		}
+		if got, _ := strconv.Atoi(m[1]); got != want {
+			t.Errorf("check-results: %s = %d, the tables have %d", name, got, want)
+		}
+	}
+}
