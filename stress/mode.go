@@ -442,8 +442,13 @@ func (t *topology) judge(out *outcome) {
 		// (do_one_broadcast(): skb_get() of an skb nobody shares, no
 		// clone that could fail), and new subscribers, the churn
 		// sockets, are walked first (sk_add_bind_node() and the index
-		// lists add at the head).
-		faults = &verify.Faults{Delivered: map[verify.FromSender]int{}, Unsure: map[verify.Msg]bool{}, Sent: map[int][]verify.Span{}}
+		// lists add at the head); though not where the request asked
+		// for an echo: nlmsg_notify() holds a reference of its own, so
+		// the skb is shared and, unless netlink_trim() copied it, every
+		// socket gets a clone. The senders' own sockets show those: an
+		// echo is read only after the walk ran for its notification.
+		faults = &verify.Faults{Delivered: map[verify.FromSender]int{}, Unsure: map[verify.Msg]bool{}, Sent: map[int][]verify.Span{},
+			Echoes: map[verify.FromSender]verify.Echo{}}
 		for _, st := range receivers {
 			faults.CountDelivered(st.want, st.got)
 		}
@@ -457,7 +462,13 @@ func (t *topology) judge(out *outcome) {
 				faults.Unsure[m] = true
 			}
 			faults.Sent[i], faults.Sent[n+i] = s.transcriptAt, s.userTranscriptAt
+			for m, e := range s.echoes {
+				faults.Echoes[verify.FromSender{Sender: i, Msg: m}] = e
+			}
 		}
+		proofs, problems := faults.Proofs(t.names, transcripts)
+		out.report.Proofs = &proofs
+		out.problems = append(out.problems, problems...)
 	}
 	out.report.Deliveries = map[string]int{}
 	out.report.Overruns = map[string]int{}

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"nlmcast/stress/internal/verify"
 )
 
 // modeReport is the per-mode summary, printed as diagnostics and as one
@@ -31,7 +33,7 @@ type modeReport struct {
 	ChurnOverruns     int64            `json:"churn_overruns"`
 	Overruns          map[string]int   `json:"enobufs"`                  // per stable receiver kind
 	Covered           int              `json:"lost_with_enobufs"`        // fault modes
-	Undelivered       int              `json:"lost_before_any_walk"`     // fault modes: sent to no one
+	Undelivered       int              `json:"lost_before_any_walk"`     // fault modes: losses excused as never sent
 	Injected          int64            `json:"injected_failures"`        // fault modes: failslab's count
 	CloneFailures     int64            `json:"broadcast_clone_failures"` // fault modes: ENOBUFS that only a failed clone gives
 	Shortfalls        []string         `json:"shortfalls,omitempty"`     // minima not reached
@@ -39,6 +41,10 @@ type modeReport struct {
 	NamespacesCreated int64            `json:"namespaces_created"`
 	IdleSubscribers   int              `json:"idle_subscribers"`
 	Problems          int              `json:"problems"`
+
+	// Fault modes: what proves the messages sent, or never sent (last:
+	// .ci/run reads the fields from enobufs to kmemleak_suspects in order).
+	Proofs *verify.Proofs `json:"sent_proofs,omitempty"`
 }
 
 type senderReport struct {
@@ -115,14 +121,18 @@ func (r *modeReport) lines() []string {
 				f.WithFlip, f.Batches, percent(f.WithFlip, f.Batches), joinCounts(f.Buckets), f.MaxPerBatch))
 		}
 		if f := s.Faults; f != nil {
-			l = append(l, fmt.Sprintf("    injected failures: sendmsg repeated %d times, %d ACKs lost, %d requests failed, %d notifications of unknown outcome",
-				f.SendRetries, f.ACKsLost, f.Failed, f.Unsure))
+			l = append(l, fmt.Sprintf("    injected failures: sendmsg repeated %d times, %d ACKs lost, %d requests failed, %d notifications of unknown outcome; echoes: %d read, %d ACKed without one, %d in batches with an ENOBUFS",
+				f.SendRetries, f.ACKsLost, f.Failed, f.Unsure, f.Echoed, f.NotEchoed, f.EchoesUnknown))
 		}
 	}
 	l = append(l, "  verified deliveries: "+joinCounts(r.Deliveries)+fmt.Sprintf(" (%.1f/s)", r.DeliveriesPerS))
 	if r.Injected > 0 || r.Covered > 0 || r.Undelivered > 0 {
-		l = append(l, fmt.Sprintf("  injected allocation failures: %d, of which hit the broadcast (ENOBUFS at %s): %d; ENOBUFS per receiver kind: %s; lost with an ENOBUFS to say so: %d, sent to no one: %d; kmemleak suspects: %d",
+		l = append(l, fmt.Sprintf("  injected allocation failures: %d, of which hit the broadcast (ENOBUFS at %s): %d; ENOBUFS per receiver kind: %s; lost with an ENOBUFS to say so: %d, excused as never sent: %d; kmemleak suspects: %d",
 			r.Injected, joinKinds(cloneOnlyKinds), r.CloneFailures, joinCounts(r.Overruns), r.Covered, r.Undelivered, r.Kmemleak))
+	}
+	if p := r.Proofs; p != nil {
+		l = append(l, fmt.Sprintf("  proven sent: %d by their senders' echoes (%d of them got by no socket), %d by receipts; proven never sent (ACKed, no echo, no ENOBUFS at the sender): %d; losses excused as never sent: %d",
+			p.ByEcho, p.ByEchoOnly, p.ByReceipts, p.NeverSent, r.Undelivered))
 	}
 	if r.Switch == "flipping" {
 		l = append(l, fmt.Sprintf("  switch writes: %d verified (%.1f/s)", r.SwitchWrites, r.SwitchWritesPerS))

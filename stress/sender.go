@@ -76,6 +76,9 @@ type sender struct {
 	routeUnsure bool                          // the route's nexthop is not known
 	statsUnsure bool                          // lo's L3 statistics state is not known
 	addUnsure   map[netip.Prefix][]verify.Msg // adds with no known outcome, and their messages
+	// echoes is what the control socket showed of the notifications
+	// the kernel echoes (verify.Echoed or verify.NotEchoed).
+	echoes      map[verify.Msg]verify.Echo
 	faultCounts faultCounts
 
 	// flips counts, when the switch flips, the writes made while each
@@ -90,6 +93,12 @@ type faultCounts struct {
 	ACKsLost    int `json:"acks_lost"`    // an ACK the kernel could not allocate: outcome unknown
 	Failed      int `json:"failed"`       // requests whose ACK reports ENOBUFS or ENOMEM
 	Unsure      int `json:"unsure"`       // notifications whose outcome is unknown
+	// With NLM_F_ECHO: notifications whose echo was read (sent), whose
+	// request was ACKed without one and without an ENOBUFS (never sent),
+	// and whose echo an ENOBUFS on the control socket may have cost.
+	Echoed        int `json:"echoed"`
+	NotEchoed     int `json:"not_echoed"`
+	EchoesUnknown int `json:"echoes_unknown"`
 }
 
 // flipCounts is the distribution of switch writes per batch.
@@ -164,6 +173,9 @@ type planned struct {
 	expect func(seq uint32) []verify.Msg
 	op     opKind
 	addr   netip.Prefix // the address an add or delete is about
+	// echo is the type of the notification the kernel echoes to the
+	// requester when the request has NLM_F_ECHO, 0 if none.
+	echo uint16
 }
 
 // opKind says which state a request changes, for the bookkeeping of
@@ -191,6 +203,14 @@ func (s *sender) nextAddr() netip.Prefix {
 // notifies one RTM_NEWROUTE (of type blackhole: the route takes the type
 // of its blackhole nexthop); switching L3 statistics notifies one
 // RTM_NEWSTATS from rtnl_offload_xstats_notify(), seq 0, pid 0.
+//
+// With NLM_F_ECHO (the fault modes), nlmsg_notify() echoes a notification
+// to its requester only where rtnl_notify() gets the request's nlmsghdr
+// (nlmsg_report()); in 6.1 and 6.12 that is RTM_NEWADDR and RTM_DELADDR
+// (rtmsg_ifa(), from inet_rtm_newaddr() and inet_rtm_deladdr()) and the
+// replace's RTM_NEWROUTE (rtmsg_fib() with the request's fc_nlinfo). The
+// local routes are notified from fib_magic(), whose fc_nlinfo has no
+// nlmsghdr, and RTM_NEWSTATS with none: neither is echoed.
 func (s *sender) cycle() []planned {
 	a := s.nextAddr()
 	addrDetail := rtnl.AddrDetail(a, rtnl.LoopbackIndex)
@@ -198,21 +218,21 @@ func (s *sender) cycle() []planned {
 	s.nhid = 3 - s.nhid
 	nhid := s.nhid
 	s.statsOn = !s.statsOn
-	add := planned{req: rtnl.NewAddr(rtnl.LoopbackIndex, a), op: opAdd, addr: a, expect: func(seq uint32) []verify.Msg {
+	add := planned{req: rtnl.NewAddr(rtnl.LoopbackIndex, a), op: opAdd, addr: a, echo: unix.RTM_NEWADDR, expect: func(seq uint32) []verify.Msg {
 		s.lastAdd, s.lastSeq = a, seq
 		return []verify.Msg{
 			{Type: unix.RTM_NEWADDR, Seq: seq, Pid: s.pid, Group: groupAddr, Detail: addrDetail},
 			{Type: unix.RTM_NEWROUTE, Group: groupRoute, Detail: localDetail},
 		}
 	}}
-	replace := planned{req: rtnl.ReplaceRoute(rtnl.Route{Dst: s.routeDst(), NHID: nhid}), op: opReplace, expect: func(seq uint32) []verify.Msg {
+	replace := planned{req: rtnl.ReplaceRoute(rtnl.Route{Dst: s.routeDst(), NHID: nhid}), op: opReplace, echo: unix.RTM_NEWROUTE, expect: func(seq uint32) []verify.Msg {
 		return []verify.Msg{{Type: unix.RTM_NEWROUTE, Seq: seq, Pid: s.pid, Group: groupRoute,
 			Detail: rtnl.RouteDetail(unix.RTN_BLACKHOLE, s.routeDst(), unix.RT_TABLE_MAIN, nhid)}}
 	}}
 	stats := planned{req: rtnl.SetL3Stats(rtnl.LoopbackIndex, s.statsOn), op: opStats, expect: func(uint32) []verify.Msg {
 		return []verify.Msg{{Type: unix.RTM_NEWSTATS, Group: groupStats, Detail: rtnl.StatsDetail(rtnl.LoopbackIndex)}}
 	}}
-	del := planned{req: rtnl.DelAddr(rtnl.LoopbackIndex, a), op: opDel, addr: a, expect: func(seq uint32) []verify.Msg {
+	del := planned{req: rtnl.DelAddr(rtnl.LoopbackIndex, a), op: opDel, addr: a, echo: unix.RTM_DELADDR, expect: func(seq uint32) []verify.Msg {
 		return []verify.Msg{
 			{Type: unix.RTM_DELADDR, Seq: seq, Pid: s.pid, Group: groupAddr, Detail: addrDetail},
 			{Type: unix.RTM_DELROUTE, Group: groupRoute, Detail: localDetail},
@@ -297,8 +317,9 @@ func (s *sender) send(sock *nlsock.Socket, m netlink.Message, pid, groups uint32
 }
 
 // batch sends every request of one batch, then reads and checks their
-// ACKs in order; only then do their notifications join the transcript.
-// One user multicast on NETLINK_USERSOCK closes the batch.
+// ACKs (and, under faults, their echoes) in order; only then do their
+// notifications join the transcript. One user multicast on
+// NETLINK_USERSOCK closes the batch.
 func (s *sender) batch() error {
 	var plan []planned
 	for c := 0; c < s.cycles; c++ {
@@ -309,6 +330,9 @@ func (s *sender) batch() error {
 	for i, p := range plan {
 		m := p.req.Msg
 		m.Header.Flags |= netlink.Request | netlink.Acknowledge
+		if s.faults && p.echo != 0 {
+			m.Header.Flags |= netlink.Echo
+		}
 		s.seq++
 		m.Header.Sequence = uint32(s.idx+1)<<seqShift | s.seq
 		seqs[i] = m.Header.Sequence
@@ -318,13 +342,34 @@ func (s *sender) batch() error {
 		}
 		spans[i].To = stamp()
 	}
-	results, err := s.readACKs(plan, seqs)
+	got, err := s.readACKs(s.sp.ctl.Sock, plan, seqs)
 	if err != nil {
 		return err
 	}
+	if err := s.record(plan, seqs, spans, got); err != nil {
+		return err
+	}
+
+	s.userSeq++
+	um := netlink.Message{Header: netlink.Header{Type: netlink.Noop, Sequence: s.userSeq, PID: s.usPid}}
+	from := stamp()
+	if err := s.send(s.us, um, s.sink.Portid(), nlsock.GroupMask(groupUser)); err != nil {
+		return fmt.Errorf("sender %s batch %d: %w", s.name, s.batches, err)
+	}
+	s.userTranscript = append(s.userTranscript, verify.Msg{Type: unix.NLMSG_NOOP, Seq: s.userSeq, Pid: s.usPid, Group: groupUser})
+	s.userTranscriptAt = append(s.userTranscriptAt, verify.Span{From: from, To: stamp()})
+	return nil
+}
+
+// record settles each request of a batch from what its control socket
+// showed (got), and adds the notifications owed to the transcript.
+func (s *sender) record(plan []planned, seqs []uint32, spans []verify.Span, got acks) error {
 	for i, p := range plan {
 		msgs := p.expect(seqs[i])
-		owed, unsure, err := s.settle(p, results[i], msgs)
+		owed, unsure, err := s.settle(p, got.results[i], msgs)
+		if err == nil {
+			err = s.noteEcho(p, got, i, msgs, owed)
+		}
 		if err != nil {
 			return fmt.Errorf("sender %s batch %d: %w", s.name, s.batches, err)
 		}
@@ -343,67 +388,129 @@ func (s *sender) batch() error {
 		}
 	}
 	s.requests += len(plan)
-
-	s.userSeq++
-	um := netlink.Message{Header: netlink.Header{Type: netlink.Noop, Sequence: s.userSeq, PID: s.usPid}}
-	from := stamp()
-	if err := s.send(s.us, um, s.sink.Portid(), nlsock.GroupMask(groupUser)); err != nil {
-		return fmt.Errorf("sender %s batch %d: %w", s.name, s.batches, err)
-	}
-	s.userTranscript = append(s.userTranscript, verify.Msg{Type: unix.NLMSG_NOOP, Seq: s.userSeq, Pid: s.usPid, Group: groupUser})
-	s.userTranscriptAt = append(s.userTranscriptAt, verify.Span{From: from, To: stamp()})
 	return nil
 }
 
-// readACKs reads the ACK of every request of a batch, in order. Each
-// result is the request's error (nil: done), or ackLost. ACKs are queued
-// inside sendmsg(), so once the queue is empty after an ENOBUFS (an ACK
-// the kernel could not allocate, under faults) the missing ones are lost.
-func (s *sender) readACKs(plan []planned, seqs []uint32) ([]error, error) {
-	results := make([]error, len(plan))
+// ackReader is the control socket, as readACKs reads it.
+type ackReader interface {
+	Recv() (nlsock.Datagram, error)
+	Wait(timeout time.Duration) (bool, error)
+}
+
+// acks is what the control socket showed of one batch.
+type acks struct {
+	// results holds each request's error (nil: done), or ackLost.
+	results []error
+	// echoes holds, for each request, the echo read before its ACK.
+	echoes []*verify.Msg
+	// enobufs says the socket reported an ENOBUFS: an ACK the kernel
+	// could not allocate, or an overrun (netlink_attachskb() drops every
+	// unicast to the socket, echoes and ACKs alike, until it is read
+	// empty).
+	enobufs bool
+}
+
+// readACKs reads the ACK of every request of a batch, in order, and the
+// echo the kernel sends before an ACK for a request with NLM_F_ECHO
+// (nlmsg_notify() runs inside the request, netlink_ack() after it). ACKs
+// are queued inside sendmsg(), so once the queue is empty after an
+// ENOBUFS (an ACK the kernel could not allocate, under faults) the
+// missing ones are lost.
+func (s *sender) readACKs(sock ackReader, plan []planned, seqs []uint32) (acks, error) {
+	got := acks{results: make([]error, len(plan)), echoes: make([]*verify.Msg, len(plan))}
 	next, lost := 0, false
 	for next < len(plan) {
-		d, err := s.sp.ctl.Sock.Recv()
+		d, err := sock.Recv()
 		if errors.Is(err, nlsock.ErrEmpty) {
 			if lost {
 				for ; next < len(plan); next++ {
-					results[next] = ackLost
+					got.results[next] = ackLost
 				}
 				break
 			}
 			// The wait only guards against a kernel that never answers.
-			ok, err := s.sp.ctl.Sock.Wait(10 * time.Second)
+			ok, err := sock.Wait(10 * time.Second)
 			if err != nil {
-				return nil, err
+				return acks{}, err
 			}
 			if !ok {
-				return nil, fmt.Errorf("sender %s batch %d: no ACK for %s (seq %d) within 10s", s.name, s.batches, plan[next].req.Name, seqs[next])
+				return acks{}, fmt.Errorf("sender %s batch %d: no ACK for %s (seq %d) within 10s", s.name, s.batches, plan[next].req.Name, seqs[next])
 			}
 			continue
 		}
 		if s.faults && errors.Is(err, unix.ENOBUFS) {
-			lost = true
+			lost, got.enobufs = true, true
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("sender %s batch %d: control socket: %w", s.name, s.batches, err)
+			return acks{}, fmt.Errorf("sender %s batch %d: control socket: %w", s.name, s.batches, err)
 		}
 		for _, m := range d.Msgs {
 			i := next
 			for i < len(plan) && seqs[i] != m.Header.Sequence {
 				i++
 			}
-			if m.Header.Type != netlink.Error || i == len(plan) || (i > next && !lost) {
-				return nil, fmt.Errorf("sender %s batch %d: expected the ACK of %s (seq %d), got %s seq %d", s.name, s.batches, plan[next].req.Name, seqs[next], rtnl.TypeName(uint16(m.Header.Type)), m.Header.Sequence)
+			isEcho := m.Header.Type != netlink.Error
+			if i == len(plan) || (i > next && !lost) ||
+				(isEcho && (!s.faults || uint16(m.Header.Type) != plan[i].echo || got.echoes[i] != nil)) {
+				return acks{}, fmt.Errorf("sender %s batch %d: expected the ACK of %s (seq %d), got %s seq %d", s.name, s.batches, plan[next].req.Name, seqs[next], rtnl.TypeName(uint16(m.Header.Type)), m.Header.Sequence)
 			}
 			for ; next < i; next++ {
-				results[next] = ackLost
+				got.results[next] = ackLost
 			}
-			results[i] = rtnl.ParseError(plan[i].req.Name, m)
+			if isEcho {
+				// Its ACK is still to come.
+				echo := toGot(d, m).Msg
+				got.echoes[i] = &echo
+				continue
+			}
+			got.results[i] = rtnl.ParseError(plan[i].req.Name, m)
 			next = i + 1
 		}
 	}
-	return results, nil
+	return got, nil
+}
+
+// noteEcho records what the control socket showed of the notification
+// request i of a batch asked the kernel to echo (msgs are what it
+// notifies, if owed). An echo must be that notification, of a request
+// that notified it. A request whose ACK was read with no echo before it
+// notified nothing, unless an ENOBUFS in the batch may have cost the
+// echo: every unicast of a batch is queued by its sendmsg() calls,
+// before the first read, and the ENOBUFS of any of them is read in the
+// batch.
+func (s *sender) noteEcho(p planned, got acks, i int, msgs []verify.Msg, owed bool) error {
+	if !s.faults || p.echo == 0 {
+		return nil
+	}
+	echo := got.echoes[i]
+	if echo != nil && !owed {
+		return fmt.Errorf("%s: the kernel echoed %s, but the request notified nothing (%v)", p.req.Name, echo, got.results[i])
+	}
+	if !owed {
+		return nil
+	}
+	var want verify.Msg
+	for _, m := range msgs {
+		if m.Type == p.echo {
+			want = m
+		}
+	}
+	switch {
+	case echo != nil:
+		// A unicast carries no group.
+		if e := *echo; e.Group != 0 || (verify.Msg{Type: e.Type, Seq: e.Seq, Pid: e.Pid, Group: want.Group, Detail: e.Detail}) != want {
+			return fmt.Errorf("%s: the echo is %s, the notification it echoes %s", p.req.Name, e, want)
+		}
+		s.echoes[want] = verify.Echoed
+		s.faultCounts.Echoed++
+	case got.enobufs:
+		s.faultCounts.EchoesUnknown++
+	default:
+		s.echoes[want] = verify.NotEchoed
+		s.faultCounts.NotEchoed++
+	}
+	return nil
 }
 
 // settle decides, from a request's result, whether its notifications

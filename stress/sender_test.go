@@ -60,7 +60,7 @@ func TestCycleAndSource(t *testing.T) {
 
 // faultySender is a sender under injected failures, for settle.
 func faultySender() *sender {
-	return &sender{idx: 0, pid: 77, nhid: 1, faults: true, unsure: map[verify.Msg]bool{}, addUnsure: map[netip.Prefix][]verify.Msg{}}
+	return &sender{idx: 0, pid: 77, nhid: 1, faults: true, unsure: map[verify.Msg]bool{}, addUnsure: map[netip.Prefix][]verify.Msg{}, echoes: map[verify.Msg]verify.Echo{}}
 }
 
 // What an unknown outcome leaves unknown, request by request.

@@ -120,7 +120,8 @@ func (t *topology) buildSenders(cpus []int) error {
 		}
 		t.onClose(sp.close)
 		s := &sender{idx: i, name: sp.Name, sp: sp, cpu: cpus[i%len(cpus)], cycles: t.cfg.cycles,
-			faults: t.faults, unsure: map[verify.Msg]bool{}, addUnsure: map[netip.Prefix][]verify.Msg{}}
+			faults: t.faults, unsure: map[verify.Msg]bool{}, addUnsure: map[netip.Prefix][]verify.Msg{},
+			echoes: map[verify.Msg]verify.Echo{}}
 		if err := s.setup(); err != nil {
 			return err
 		}

@@ -219,3 +219,76 @@ func TestENOBUFSEndsAtTheFirstEmptyRead(t *testing.T) {
 	early[1].At, early[2].At = Span{22, 23}, Span{24, 25}
 	mustFail(t, Check(r, names, [][]Msg{tr[:3], nil}, early, f), "lost without an ENOBUFS", "broadcast at 20-21")
 }
+
+// The sender read the echo of addr2 (NLM_F_ECHO): the walk ran for it.
+// The observer (netlink_set_err() does not reach it) misses it with no
+// ENOBUFS, and no socket got it: before, that was excused as never sent;
+// the echo makes it a loss. An ENOBUFS in its window still covers it.
+func TestEchoProvesSent(t *testing.T) {
+	tr := transcripts()
+	m := tr[0] // addr1 local1 stats addr2 local2 stats
+	observer := Receiver{Name: "observer", Groups: all, Sees: map[int]Tag{0: NSID(10)}, SetErrMisses: true}
+	missing := stream(NSID(10), m[0], m[1], m[2], m[4], m[5])
+	f := noFaults()
+	rep := Check(observer, names, tr, missing, f)
+	mustPass(t, rep)
+	if rep.Undelivered != 1 {
+		t.Fatalf("without the echo: undelivered %d, want 1 (excused as never sent)", rep.Undelivered)
+	}
+	f.Echoes = map[FromSender]Echo{{0, m[3]}: Echoed}
+	mustFail(t, Check(observer, names, tr, missing, f), "lost without an ENOBUFS", "10.1.0.2/32 dev 1", "its sender read its echo: it was sent")
+	// Another sender's echo of the same message proves nothing here.
+	f.Echoes = map[FromSender]Echo{{1, m[3]}: Echoed}
+	mustPass(t, Check(observer, names, tr, missing, f))
+	f.Echoes = map[FromSender]Echo{{0, m[3]}: Echoed}
+	mustPass(t, Check(observer, names, tr, stream(NSID(10), m[0], m[1], m[2], enobufs, drained, m[4], m[5]), f))
+
+	// A request whose outcome is unknown (its ACK lost): its echo makes
+	// its message owed to a local receiver too.
+	f = noFaults()
+	f.Unsure[m[3]] = true
+	mustPass(t, Check(local0, names, tr, stream(Local, m[0], m[1], m[2], m[4], m[5]), f))
+	f.Echoes = map[FromSender]Echo{{0, m[3]}: Echoed}
+	mustFail(t, Check(local0, names, tr, stream(Local, m[0], m[1], m[2], m[4], m[5]), f), "lost without an ENOBUFS", "its sender read its echo")
+}
+
+// A request ACKed with no echo and no ENOBUFS at its sender notified
+// nothing: the observer's loss is excused; a local receiver, which
+// netlink_set_err() reaches, still owes an ENOBUFS for it.
+func TestNoEchoNoReceiptIsExcused(t *testing.T) {
+	tr := transcripts()
+	m := tr[0]
+	observer := Receiver{Name: "observer", Groups: all, Sees: map[int]Tag{0: NSID(10)}, SetErrMisses: true}
+	f := noFaults()
+	f.Echoes = map[FromSender]Echo{{0, m[3]}: NotEchoed}
+	rep := Check(observer, names, tr, stream(NSID(10), m[0], m[1], m[2], m[4], m[5]), f)
+	mustPass(t, rep)
+	if rep.Undelivered != 1 {
+		t.Errorf("undelivered %d, want 1", rep.Undelivered)
+	}
+	mustFail(t, Check(local0, names, tr, stream(Local, m[0], m[1], m[2], m[4], m[5]), f), "lost without an ENOBUFS")
+	mustPass(t, Check(local0, names, tr, stream(Local, m[0], m[1], m[2], enobufs, m[4], m[5]), f))
+}
+
+// Proofs counts the proofs, and a message some socket got though its
+// sender's echo says it was never sent is a problem.
+func TestProofs(t *testing.T) {
+	tr := transcripts()
+	m := tr[0]
+	f := noFaults()
+	f.Delivered[FromSender{0, m[0]}] = 1
+	f.Delivered[FromSender{0, m[2]}] = 2 // both stats copies
+	f.Delivered[FromSender{1, tr[1][0]}] = 1
+	f.Echoes = map[FromSender]Echo{{0, m[0]}: Echoed, {0, m[3]}: Echoed, {1, tr[1][0]}: NotEchoed}
+	p, problems := f.Proofs(names, tr)
+	if want := (Proofs{ByEcho: 2, ByReceipts: 4, ByEchoOnly: 1, NeverSent: 1, Inconsistent: 1}); p != want {
+		t.Errorf("proofs %+v, want %+v", p, want)
+	}
+	if len(problems) != 1 || !strings.Contains(problems[0], "sender S1: type 20 seq 16777217 pid 100 group 5 [10.2.0.1/32 dev 1] was received by a socket, though its request was ACKed with no echo") {
+		t.Errorf("problems %q", problems)
+	}
+	delete(f.Delivered, FromSender{1, tr[1][0]})
+	if _, problems := f.Proofs(names, tr); len(problems) != 0 {
+		t.Errorf("with no receipt of the unechoed message: problems %q", problems)
+	}
+}

@@ -19,8 +19,11 @@
 // in the sender's namespace through netlink_set_err() (ENOBUFS too) and
 // no one elsewhere. So every missing message must be covered by an
 // ENOBUFS in the stream, at a place and time where the failure could have
-// come from, or be one that no socket got at all and that this receiver
-// cannot be told about; no duplicate, no reordering, no wrong nsid ever.
+// come from, or be one that was never sent and that this receiver cannot
+// be told about; no duplicate, no reordering, no wrong nsid ever. A
+// message is proven sent when some socket got it, or when its sender read
+// its echo (NLM_F_ECHO: nlmsg_notify() unicasts the skb it has just
+// multicast back to the requester, after the walk).
 package verify
 
 import (
@@ -124,6 +127,89 @@ type Faults struct {
 	// it), aligned with the transcript. A sender without it, or a zero
 	// Span, leaves the time of a loss unbounded.
 	Sent map[int][]Span
+	// Echoes holds what each sender's own socket showed of the messages
+	// the kernel echoes to it (Echoed or NotEchoed); a message missing
+	// from it is EchoUnknown.
+	Echoes map[FromSender]Echo
+}
+
+// Echo is what a sender's own socket shows of one notification it asked
+// the kernel to echo (NLM_F_ECHO). nlmsg_notify() takes a reference on
+// the skb it multicasts and, once the walk is done, unicasts that same
+// skb to the requester (nlmsg_unicast(): no allocation that can fail), so
+// an echo is read only if nlmsg_new() succeeded and the walk ran; the
+// unicast is lost only to the sender's own overrun, which its socket
+// reports as an ENOBUFS.
+type Echo uint8
+
+const (
+	// EchoUnknown: the kernel echoes no such message (no request's
+	// nlmsghdr reaches its rtnl_notify()), or an ENOBUFS on the sender's
+	// socket may have cost the echo.
+	EchoUnknown Echo = iota
+	// Echoed: the sender read the echo, before its request's ACK: the
+	// walk ran for the message.
+	Echoed
+	// NotEchoed: the request's ACK was read, with no echo before it and
+	// no ENOBUFS on the sender's socket: nlmsg_new() failed (or the
+	// request notified nothing), the message was never sent.
+	NotEchoed
+)
+
+// sentByEcho says the sender's echo proves m was sent.
+func (f *Faults) sentByEcho(sender int, m Msg) bool {
+	return f.Echoes[FromSender{sender, m}] == Echoed
+}
+
+// Proofs counts the messages of the senders' transcripts proven sent, and
+// proven never sent.
+type Proofs struct {
+	ByEcho       int `json:"echo"`           // the sender read the echo
+	ByReceipts   int `json:"receipts"`       // some socket got it (copies alike: as many as one socket got)
+	ByEchoOnly   int `json:"echo_only"`      // echoed, and no socket got it
+	NeverSent    int `json:"not_echoed"`     // ACKed with no echo and no ENOBUFS on the sender: never sent
+	Inconsistent int `json:"not_echoed_got"` // of those, messages some socket got nonetheless
+}
+
+// Proofs counts, over transcripts (transcripts[i] is sender i's), the
+// messages proven sent by their echo and by receipts, and the messages
+// their senders' echoes say were never sent. Such a message was never
+// multicast either (the echo is the multicast skb itself): a socket that
+// got it contradicts nlmsg_notify(), and is a problem.
+func (f *Faults) Proofs(names []string, transcripts [][]Msg) (Proofs, []string) {
+	var p Proofs
+	var problems []string
+	for s, tr := range transcripts {
+		count := map[Msg]int{}
+		for _, m := range tr {
+			count[m]++
+		}
+		for m, n := range count {
+			k := FromSender{s, m}
+			got := min(n, f.Delivered[k])
+			p.ByReceipts += got
+			switch f.Echoes[k] {
+			case Echoed:
+				p.ByEcho++
+				if got == 0 {
+					p.ByEchoOnly++
+				}
+			case NotEchoed:
+				p.NeverSent++
+				if got == 0 {
+					continue
+				}
+				if p.Inconsistent++; p.Inconsistent <= maxShown {
+					problems = append(problems, fmt.Sprintf("sender %s: %s was received by a socket, though its request was ACKed with no echo before the ACK and no ENOBUFS on the sender's socket: "+
+						"nlmsg_notify() multicasts and echoes the same skb, so the echo was lost without an error", name(names, s), m))
+				}
+			}
+		}
+	}
+	if p.Inconsistent > maxShown {
+		problems = append(problems, fmt.Sprintf("%d messages received though their senders' echoes say they were never sent, in all", p.Inconsistent))
+	}
+	return p, problems
 }
 
 // FromSender is a message of one sender.
@@ -155,7 +241,7 @@ type Report struct {
 	Verified    int      // messages that matched their expected place
 	Overruns    int      // ENOBUFS in its stream
 	Covered     int      // Faults: missing messages an ENOBUFS accounts for
-	Undelivered int      // Faults: missing messages no receiver got
+	Undelivered int      // Faults: missing messages excused as never sent
 	Problems    []string // empty when the receiver is exact
 }
 
@@ -254,9 +340,9 @@ func Check(r Receiver, names []string, transcripts [][]Msg, got []Got, faults *F
 // compareFaulty checks one sender's messages at a receiver whose
 // deliveries may fail: got (read at stream positions pos of stream) must
 // be want with some messages left out, in order, with no duplicate; and
-// each message left out must be one no receiver got (unsure, or silent:
-// netlink_set_err() does not reach this receiver) or be covered by an
-// ENOBUFS in its window.
+// each message left out must be covered by an ENOBUFS in its window, or
+// be one no receiver got and whose echo its sender did not read (unsure,
+// or silent: netlink_set_err() does not reach this receiver).
 //
 // The window of a missing message m: the failure that lost it came after
 // the message before it was queued, and that message was queued after the
@@ -384,14 +470,17 @@ func compareFaulty(where string, sender int, want []Msg, sent []Span, got []Msg,
 	for i := 0; i < len(left); i += 3 {
 		j, lo, hi := left[i], left[i+1], left[i+2]
 		m := want[j]
-		if (f.Unsure[m] || silent) && excused[m] < count[m]-f.Delivered[FromSender{sender, m}] {
+		echoed := f.sentByEcho(sender, m)
+		if !echoed && (f.Unsure[m] || silent) && excused[m] < count[m]-f.Delivered[FromSender{sender, m}] {
 			excused[m]++
 			rep.Undelivered++
 			continue
 		}
 		if uncovered < maxShown {
 			copies := ""
-			if count[m] > 1 || f.Unsure[m] {
+			if echoed {
+				copies = fmt.Sprintf("; its sender read its echo: it was sent (the most one receiver got %d)", f.Delivered[FromSender{sender, m}])
+			} else if count[m] > 1 || f.Unsure[m] {
 				copies = fmt.Sprintf("; %d copies of it owed, %d excused, the most one receiver got %d, unsure %v", count[m], excused[m], f.Delivered[FromSender{sender, m}], f.Unsure[m])
 			}
 			when := ""
