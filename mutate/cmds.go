@@ -278,7 +278,10 @@ func tierPlans(o runOptions, tl tools) []tierPlan {
 	stressPlan := func(modes string, from bootPlan) bootPlan {
 		p := from
 		p.progs = []string{tl.stress}
-		p.args = []string{"-prog-timeout", "900s", "-append", bootAppend, "-args", o.stressArgs + " -t " + strings.ReplaceAll(modes, ",", " -t ")}
+		// The stress program's own arguments: -args would give them to
+		// every program of the boot.
+		p.args = []string{"-prog-timeout", "900s", "-append", bootAppend,
+			"-prog-args", filepath.Base(tl.stress) + "=" + o.stressArgs + " -t " + strings.ReplaceAll(modes, ",", " -t ")}
 		p.limit = 20 * time.Minute
 		p.silence = 10 * time.Minute // a mode prints only when it ends
 		return p
@@ -304,6 +307,10 @@ func tierPlans(o runOptions, tl tools) []tierPlan {
 		case "fault":
 			t.tree, t.rebuild = kernelTree{src: o.tree.src, build: o.faultBuild, jobs: o.tree.jobs}, true
 			t.plan = stressPlan("faults0,faults1,faultswitch", debug)
+			// The semantics cases that inject allocation failures
+			// (fail-nth) SKIP on every other tier's kernel: here they
+			// run, first (seconds, against the stress modes' minutes).
+			t.plan.progs = append([]string{tl.semantics}, t.plan.progs...)
 			if o.faultBuild == "" {
 				t.skip = "no -fault-build"
 			}
