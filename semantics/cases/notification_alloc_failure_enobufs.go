@@ -200,19 +200,19 @@ var failslabForFailNth = [][2]string{
 
 // openFailNth prepares failslab for fail-nth and puts its settings back
 // when the case ends, or SKIPs the case naming what the kernel or the
-// program lacks. It returns the settings it found. Where debugfs is not mounted, it is mounted in a mount
-// namespace of a thread of its own, which ends once failslab's files are
-// open: no one else ever sees the mount, and it goes with the last file,
-// whichever way the case ends. The settings are global, yet they change
-// nothing for the cases running beside this one: failslab fails nothing
-// at probability 0 but where a thread armed fail-nth, and only this
-// case's request threads do.
+// program lacks. It returns the settings it found and where. Where
+// debugfs is not mounted, it is mounted in a mount namespace of a thread
+// of its own, which ends once failslab's files are open: no one else ever
+// sees the mount, and it goes with the last file, whichever way the case
+// ends. The settings are global, yet they change nothing for the cases
+// running beside this one: failslab fails nothing at probability 0 but
+// where a thread armed fail-nth, and only this case's request threads do.
 func openFailNth(t selftests.T) (before string) {
 	t.Helper()
 	if _, err := os.Stat(failNthFile); err != nil {
 		t.Skipf("no %s (%v): the kernel lacks CONFIG_FAULT_INJECTION, with which the case makes a notification's allocation fail", failNthFile, err)
 	}
-	knobs, skip, err := openFailslab()
+	knobs, where, skip, err := openFailslab()
 	if skip != "" {
 		t.Skipf("%s", skip)
 	}
@@ -251,16 +251,18 @@ func openFailNth(t selftests.T) (before string) {
 			t.Fatalf("set failslab's %s to %s: %v", failslabForFailNth[i][0], failslabForFailNth[i][1], err)
 		}
 	}
-	return strings.Join(was, " ")
+	return strings.Join(was, " ") + " (" + where + ")"
 }
 
-// openFailslab opens failslab's files of failslabForFailNth, read-write.
-func openFailslab() (_ []*os.File, skip string, _ error) {
+// openFailslab opens failslab's files of failslabForFailNth, read-write,
+// and says where it found them.
+func openFailslab() (_ []*os.File, where, skip string, _ error) {
 	if _, err := os.Stat(failslabDir); err == nil {
-		return openKnobs(failslabDir)
+		files, skip, err := openKnobs(failslabDir)
+		return files, "debugfs was mounted", skip, err
 	} else if mounted, merr := debugfsMounted(); merr != nil || mounted {
 		// Mounted, without failslab's directory (or unreadable).
-		return nil, fmt.Sprintf("no %s (%v): the kernel lacks CONFIG_FAILSLAB or CONFIG_FAULT_INJECTION_DEBUG_FS", failslabDir, err), merr
+		return nil, "", fmt.Sprintf("no %s (%v): the kernel lacks CONFIG_FAILSLAB or CONFIG_FAULT_INJECTION_DEBUG_FS", failslabDir, err), merr
 	}
 	var files []*os.File
 	err := netns.OnThread(func() error {
@@ -283,9 +285,9 @@ func openFailslab() (_ []*os.File, skip string, _ error) {
 		return err
 	})
 	if skip != "" {
-		return nil, skip, nil
+		return nil, "", skip, nil
 	}
-	return files, "", err
+	return files, "debugfs mounted for the case alone, in a mount namespace of its own", "", err
 }
 
 func openKnobs(dir string) (_ []*os.File, skip string, _ error) {
