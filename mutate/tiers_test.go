@@ -12,8 +12,10 @@ import (
 // The fault tier's kernel is the only one with fault injection: the
 // semantics cases that need it (notification_alloc_failure_enobufs, which
 // kills do_one_set_err+21:del-call:1) run there, before the fault modes,
-// and the stress program's arguments go to it alone (semantics refuses
-// -duration). The stress tier runs the stress program only.
+// the stress program's arguments go to it alone (semantics refuses
+// -duration), and the boot marks skbuff_head_cache for failslab (the
+// fault modes SKIP without it on 6.1). The stress tier runs the stress
+// program only.
 func TestFaultTierRunsSemanticsFirst(t *testing.T) {
 	tl := toolsIn("/b")
 	o := runOptions{tiers: []string{"stress", "fault"}, faultBuild: "/fault", stressArgs: "-duration 10s",
@@ -40,5 +42,12 @@ func TestFaultTierRunsSemanticsFirst(t *testing.T) {
 	}
 	if i := slices.Index(fault.args, "-prog-args"); i >= 0 && fault.args[i+1] != "netlink_mcast_stress=-duration 10s -t faults0 -t faults1 -t faultswitch" {
 		t.Errorf("fault tier: %q", fault.args[i+1])
+	}
+	// Without the mark the fault modes SKIP on 6.1 (stress/faults.go).
+	if i := slices.Index(fault.args, "-append"); i < 0 || fault.args[i+1] != "oops=panic no_timer_check slub_debug=A,skbuff_head_cache" {
+		t.Errorf("fault tier: vmtest %q: want -append with slub_debug=A,skbuff_head_cache", fault.args)
+	}
+	if i := slices.Index(stress.args, "-append"); i < 0 || stress.args[i+1] != "oops=panic no_timer_check" {
+		t.Errorf("stress tier: vmtest %q: want -append oops=panic no_timer_check", stress.args)
 	}
 }
