@@ -107,7 +107,7 @@ func notificationAllocFailureENOBUFS(t selftests.T) {
 			if selftests.Verbose() {
 				t.Logf("fail-nth %d failed rtmsg_ifa()'s allocation; before it: %s", n, strings.Join(tried, "; "))
 			}
-			groupTold(t, a, p, dropsBefore, everyone, req.event())
+			groupTold(t, a, p, dropsBefore, everyone, req.event(), tried)
 			return
 		case errors.Is(err, nlsock.ErrEmpty):
 			tried = append(tried, fmt.Sprintf("%d: %s, no notification", n, a))
@@ -150,7 +150,7 @@ const maxFailNth = 500
 // groupTold checks everything once the probe got ENOBUFS: the request
 // succeeded, the poller woke with POLLERR, the polled socket's error is
 // there once, nobody else was told, the other group's notification came.
-func groupTold(t selftests.T, a attempt, p *poller, dropsBefore uint64, everyone []*selftests.Sock, ev selftests.AddrEvent) {
+func groupTold(t selftests.T, a attempt, p *poller, dropsBefore uint64, everyone []*selftests.Sock, ev selftests.AddrEvent, tried []string) {
 	polled, probe, quiet, routes, foreign, allNSID := everyone[0], everyone[1], everyone[2], everyone[3], everyone[4], everyone[5]
 	if a.sendErr != nil || a.recvErr != nil || a.ackErrno != 0 {
 		t.Errorf("RTM_NEWADDR %s with fail-nth %d: %s; want an ACK with errno 0: the address is added though its notification failed", ev.Prefix, a.n, a)
@@ -167,7 +167,8 @@ func groupTold(t selftests.T, a attempt, p *poller, dropsBefore uint64, everyone
 	polled.ExpectLines(got, err, selftests.RecvError(unix.ENOBUFS))
 	probe.Expect()
 	if after := drops(t, probe.NS(), probe); after != dropsBefore {
-		t.Errorf("%s: Drops went from %d to %d; want no change: the group's error is not an overrun", probe, dropsBefore, after)
+		t.Errorf("%s: Drops went from %d to %d; want no change: the group's error is not an overrun. This ENOBUFS is a failed broadcast clone's (netlink_overrun()), so no error reached the group when an earlier fail-nth failed rtmsg_ifa()'s allocation; tried: %s",
+			probe, dropsBefore, after, strings.Join(tried, "; "))
 	}
 	quiet.Expect()
 	routes.Expect(ev.NewRoute())
