@@ -259,6 +259,10 @@ type tierPlan struct {
 // bootAppend is the kernel command line every tier adds (see tierPlans).
 const bootAppend = "oops=panic no_timer_check"
 
+// faultAppend is what the fault tier adds: the stress program's fault
+// modes need skbuff_head_cache marked for failslab.
+const faultAppend = "slub_debug=A,skbuff_head_cache"
+
 func tierPlans(o runOptions, tl tools) []tierPlan {
 	suite := []string{tl.semantics, tl.switchp}
 	timeout := fmt.Sprintf("%ds", int(o.progTimeout.Seconds()))
@@ -275,10 +279,13 @@ func tierPlans(o runOptions, tl tools) []tierPlan {
 	debug := base
 	debug.silence, debug.limit = 3*o.silence, 6*o.progTimeout+2*time.Minute
 	debug.args = []string{"-prog-timeout", fmt.Sprintf("%ds", 3*int(o.progTimeout.Seconds())), "-append", bootAppend}
-	stressPlan := func(modes string, from bootPlan) bootPlan {
+	stressPlan := func(modes string, from bootPlan, cmdline string) bootPlan {
 		p := from
 		p.progs = []string{tl.stress}
-		p.args = []string{"-prog-timeout", "900s", "-append", bootAppend, "-args", o.stressArgs + " -t " + strings.ReplaceAll(modes, ",", " -t ")}
+		// The stress program's own arguments: -args would give them to
+		// every program of the boot.
+		p.args = []string{"-prog-timeout", "900s", "-append", cmdline,
+			"-prog-args", filepath.Base(tl.stress) + "=" + o.stressArgs + " -t " + strings.ReplaceAll(modes, ",", " -t ")}
 		p.limit = 20 * time.Minute
 		p.silence = 10 * time.Minute // a mode prints only when it ends
 		return p
@@ -300,10 +307,17 @@ func tierPlans(o runOptions, tl tools) []tierPlan {
 				t.skip = "no -debug-build"
 			}
 		case "stress":
-			t.tree, t.plan = o.tree, stressPlan("fixed0,fixed1,switch", base)
+			t.tree, t.plan = o.tree, stressPlan("fixed0,fixed1,switch", base, bootAppend)
 		case "fault":
 			t.tree, t.rebuild = kernelTree{src: o.tree.src, build: o.faultBuild, jobs: o.tree.jobs}, true
-			t.plan = stressPlan("faults0,faults1,faultswitch", debug)
+			// The fault modes fail allocations from skbuff_head_cache
+			// only, which 6.1 marks for failslab at boot alone: without
+			// the mark they SKIP.
+			t.plan = stressPlan("faults0,faults1,faultswitch", debug, bootAppend+" "+faultAppend)
+			// The semantics cases that inject allocation failures
+			// (fail-nth) SKIP on every other tier's kernel: here they
+			// run, first (seconds, against the stress modes' minutes).
+			t.plan.progs = append([]string{tl.semantics}, t.plan.progs...)
 			if o.faultBuild == "" {
 				t.skip = "no -fault-build"
 			}

@@ -39,6 +39,7 @@ var All = group(Group, []selftests.Case{
 	{Name: "netns_delete_while_subscribed", Run: netnsDeleteWhileSubscribed, Slow: true, About: "a netns whose handle is gone keeps delivering while its sockets are open, and its death sends one RTM_DELNSID to each mapper"},
 	{Name: "netns_churn", Run: netnsChurn, Slow: true, About: "netns with plain and ALL_NSID subscribers come and go under traffic, and every delivery stays exact"},
 	{Name: "overrun_enobufs", Run: overrunENOBUFS, About: "an overflowing subscriber loses the rest of a burst and gets ENOBUFS once (NO_ENOBUFS hides it; BROADCAST_ERROR fails the request)"},
+	{Name: "notification_alloc_failure_enobufs", Run: notificationAllocFailureENOBUFS, About: "a notification the kernel cannot allocate (fail-nth) is ENOBUFS once, with a POLLERR wake-up, to each member of its group in the source netns, no one else"},
 	{Name: "nexthop_compat_mode_recipients", Run: nexthopCompatModeRecipients, About: "a nexthop replace notifies RTNLGRP_NEXTHOP, and the routes using it only while nexthop_compat_mode is 1, to local and ALL_NSID subscribers"},
 	{Name: "tc_group_delivery", Run: tcGroupDelivery, About: "tc qdisc, chain and filter notifications follow the same delivery rules: local and mapping ALL_NSID subscribers, not foreign plain ones"},
 	{Name: "tc_echo_requester", Run: tcEchoRequester, About: "a tc request with NLM_F_ECHO gets its notification back once, before the ACK, subscribed or not; without ECHO only the ACK"},

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0
+
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The fault tier's kernel is the only one with fault injection: the
+// semantics cases that need it (notification_alloc_failure_enobufs, which
+// kills do_one_set_err+21:del-call:1) run there, before the fault modes,
+// the stress program's arguments go to it alone (semantics refuses
+// -duration), and the boot marks skbuff_head_cache for failslab (the
+// fault modes SKIP without it on 6.1). The stress tier runs the stress
+// program only.
+func TestFaultTierRunsSemanticsFirst(t *testing.T) {
+	tl := toolsIn("/b")
+	o := runOptions{tiers: []string{"stress", "fault"}, faultBuild: "/fault", stressArgs: "-duration 10s",
+		progTimeout: time.Minute, silence: time.Minute}
+	plans := tierPlans(o, tl)
+	if len(plans) != 2 {
+		t.Fatalf("%d plans, want 2", len(plans))
+	}
+	stress, fault := plans[0].plan, plans[1].plan
+	if want := []string{tl.stress}; !slices.Equal(stress.progs, want) {
+		t.Errorf("stress tier: programs %q, want %q", stress.progs, want)
+	}
+	if want := []string{tl.semantics, tl.stress}; !slices.Equal(fault.progs, want) {
+		t.Errorf("fault tier: programs %q, want %q", fault.progs, want)
+	}
+	for name, p := range map[string]bootPlan{"stress": stress, "fault": fault} {
+		if slices.Contains(p.args, "-args") {
+			t.Errorf("%s tier: vmtest %q gives every program the stress arguments", name, p.args)
+		}
+		i := slices.Index(p.args, "-prog-args")
+		if i < 0 || i+1 >= len(p.args) || !strings.HasPrefix(p.args[i+1], "netlink_mcast_stress=-duration 10s -t ") {
+			t.Errorf("%s tier: vmtest %q: want -prog-args netlink_mcast_stress=-duration 10s -t ...", name, p.args)
+		}
+	}
+	if i := slices.Index(fault.args, "-prog-args"); i >= 0 && fault.args[i+1] != "netlink_mcast_stress=-duration 10s -t faults0 -t faults1 -t faultswitch" {
+		t.Errorf("fault tier: %q", fault.args[i+1])
+	}
+	// Without the mark the fault modes SKIP on 6.1 (stress/faults.go).
+	if i := slices.Index(fault.args, "-append"); i < 0 || fault.args[i+1] != "oops=panic no_timer_check slub_debug=A,skbuff_head_cache" {
+		t.Errorf("fault tier: vmtest %q: want -append with slub_debug=A,skbuff_head_cache", fault.args)
+	}
+	if i := slices.Index(stress.args, "-append"); i < 0 || stress.args[i+1] != "oops=panic no_timer_check" {
+		t.Errorf("stress tier: vmtest %q: want -append oops=panic no_timer_check", stress.args)
+	}
+}
