@@ -10,8 +10,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"nlmcast/selftests/faultlock"
 )
 
 // The fault modes make the kernel's allocations of socket buffers fail in
@@ -61,7 +64,13 @@ type failslab struct {
 	write   func(name string, data []byte) error
 	saved   map[string]string // knob -> value before
 	mounted bool              // debugfs was mounted here
+	unlock  func()            // drops faultlock's lock, once the knobs are back
 }
+
+// lockWait is how long a fault mode waits for another program that holds
+// fault injection's settings (the semantics case that uses fail-nth takes
+// a few seconds).
+const lockWait = 60 * time.Second
 
 // openInjection opens the fault modes' injection; a test replaces it.
 var openInjection = openFailslab
@@ -78,11 +87,20 @@ func openFailslab() (f *failslab, skip string, err error) {
 	if _, err := os.Stat(threadMark); err != nil {
 		return nil, fmt.Sprintf("no %s (%v): the kernel lacks CONFIG_FAULT_INJECTION and CONFIG_FAILSLAB", threadMark, err), nil
 	}
+	unlock, err := faultlock.Acquire("netlink_mcast_stress", lockWait)
+	if errors.Is(err, faultlock.ErrBusy) {
+		return nil, fmt.Sprintf("%v: two programs changing failslab's global settings at once would undo each other's", err), nil
+	} else if err != nil {
+		return nil, "", err
+	}
+	f.unlock = unlock
 	if _, err := os.Stat(failslabDir); errors.Is(err, os.ErrNotExist) {
 		if mounted, err := isDebugfsMounted(); err != nil {
+			f.close()
 			return nil, "", err
 		} else if !mounted {
 			if err := unix.Mount("debugfs", debugfs, "debugfs", 0, ""); err != nil {
+				f.close()
 				return nil, fmt.Sprintf("debugfs cannot be mounted on %s (%v): failslab's controls are there", debugfs, err), nil
 			}
 			f.mounted = true
@@ -223,6 +241,11 @@ func (f *failslab) close() error {
 		if err := unix.Unmount(debugfs, 0); err != nil && first == nil {
 			first = fmt.Errorf("unmount %s: %w", debugfs, err)
 		}
+		f.mounted = false
+	}
+	if f.unlock != nil {
+		f.unlock()
+		f.unlock = nil
 	}
 	return first
 }

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"nlmcast/selftests"
+	"nlmcast/selftests/faultlock"
 	"nlmcast/selftests/netns"
 	"nlmcast/selftests/nlsock"
 	"nlmcast/selftests/rtnl"
@@ -185,6 +186,11 @@ func drops(t selftests.T, n *selftests.NS, s *selftests.Sock) uint64 {
 	return d
 }
 
+// failslabLockWait is how long the case waits for another program that
+// holds failslab's settings (faultlock): a stress fault mode holds them
+// for up to a few minutes, this case in another copy for seconds.
+const failslabLockWait = 30 * time.Second
+
 // Fault injection's files, and what failslab must be set to so that
 // fail-nth counts rtmsg_ifa()'s allocation.
 const (
@@ -213,6 +219,16 @@ func openFailNth(t selftests.T) (before string) {
 	if _, err := os.Stat(failNthFile); err != nil {
 		t.Skipf("no %s (%v): the kernel lacks CONFIG_FAULT_INJECTION, with which the case makes a notification's allocation fail", failNthFile, err)
 	}
+	// Another program may be changing failslab's settings (a stress
+	// fault mode, this case in another copy): one at a time.
+	unlock, err := faultlock.Acquire("netlink_mcast_semantics", failslabLockWait)
+	if errors.Is(err, faultlock.ErrBusy) {
+		t.Skipf("%v: the case would change them under it", err)
+	}
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	t.Cleanup(unlock) // after the settings are put back: cleanups run last-in first-out
 	knobs, where, skip, err := openFailslab()
 	if skip != "" {
 		t.Skipf("%s", skip)

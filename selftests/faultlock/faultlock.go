@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-2.0
+
+// Package faultlock serialises the programs that change fault injection's
+// global settings (failslab's knobs in debugfs): the stress program's fault
+// modes and the semantics case that makes a notification's allocation
+// fail. Each saves the knobs, sets its own and puts them back when it
+// ends; two of them at once (two copies of a program, or semantics and
+// switch started together by run_kselftest.sh -n) would undo each other's
+// settings halfway. The lock is an flock(2) on a file under /tmp, held
+// for as long as the settings are changed; the kernel drops it when its
+// holder exits, however it exits.
+package faultlock
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Path is the lock file.
+var Path = "/tmp/netlink_mcast_fault_injection.lock"
+
+// pollEvery is how often a busy lock is tried again: its holder's release
+// is another process's, which nothing can wait on but the lock itself.
+const pollEvery = 20 * time.Millisecond
+
+// ErrBusy is returned when another holder kept the lock for the whole
+// wait.
+var ErrBusy = errors.New("fault injection's settings are in use by another program")
+
+// Acquire takes the lock, waiting at most wait for another holder to
+// release it, and writes who holds it (program, pid) into the file. On
+// ErrBusy the error names the holder. release drops the lock.
+func Acquire(program string, wait time.Duration) (release func(), err error) {
+	fd, err := unix.Open(Path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", Path, err)
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		err = unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+			unix.Close(fd)
+			return nil, fmt.Errorf("flock %s: %w", Path, err)
+		}
+		if time.Now().After(deadline) {
+			holder := readHolder(fd)
+			unix.Close(fd)
+			return nil, fmt.Errorf("%w (%s holds %s) after %v", ErrBusy, holder, Path, wait)
+		}
+		time.Sleep(pollEvery)
+	}
+	// Who holds it, for a program that finds it busy; best effort.
+	me := fmt.Sprintf("%s[%d]\n", program, os.Getpid())
+	if err := unix.Ftruncate(fd, 0); err == nil {
+		unix.Pwrite(fd, []byte(me), 0)
+	}
+	return func() { unix.Close(fd) }, nil
+}
+
+func readHolder(fd int) string {
+	b := make([]byte, 128)
+	n, _ := unix.Pread(fd, b, 0)
+	if h := strings.TrimSpace(string(b[:max(n, 0)])); h != "" {
+		return h
+	}
+	return "a program"
+}
