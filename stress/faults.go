@@ -65,6 +65,9 @@ type failslab struct {
 	saved   map[string]string // knob -> value before
 	mounted bool              // debugfs was mounted here
 	unlock  func()            // drops faultlock's lock, once the knobs are back
+	// unlocked says why faultlock took no lock (a kernel without file
+	// locks), or is "".
+	unlocked string
 }
 
 // lockWait is how long a fault mode waits for another program that holds
@@ -87,7 +90,8 @@ func openFailslab() (f *failslab, skip string, err error) {
 	if _, err := os.Stat(threadMark); err != nil {
 		return nil, fmt.Sprintf("no %s (%v): the kernel lacks CONFIG_FAULT_INJECTION and CONFIG_FAILSLAB", threadMark, err), nil
 	}
-	unlock, err := faultlock.Acquire("netlink_mcast_stress", lockWait)
+	unlock, unlocked, err := faultlock.Acquire("netlink_mcast_stress", lockWait)
+	f.unlocked = unlocked
 	if errors.Is(err, faultlock.ErrBusy) {
 		return nil, fmt.Sprintf("%v: two programs changing failslab's global settings at once would undo each other's", err), nil
 	} else if err != nil {

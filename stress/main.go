@@ -148,6 +148,9 @@ func runModeCase(t selftests.T, m mode) {
 		case skip != "":
 			t.Skipf("%s", skip)
 		}
+		if f.unlocked != "" {
+			t.Logf("%s", f.unlocked)
+		}
 		t.Cleanup(func() {
 			if err := f.close(); err != nil {
 				t.Errorf("put failslab's settings back: %v", err)

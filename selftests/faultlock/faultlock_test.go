@@ -4,12 +4,16 @@ package faultlock
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A second holder waits for the first one's release, and a holder in
@@ -17,13 +21,13 @@ import (
 // process is gone.
 func TestAcquireSerialises(t *testing.T) {
 	Path = filepath.Join(t.TempDir(), "lock")
-	release, err := Acquire("first", time.Second)
+	release, _, err := Acquire("first", time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan error, 1)
 	go func() {
-		r, err := Acquire("second", 10*time.Second)
+		r, _, err := Acquire("second", 10*time.Second)
 		if err == nil {
 			r()
 		}
@@ -52,7 +56,7 @@ func TestAcquireSerialises(t *testing.T) {
 	defer kill()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		r, err := Acquire("third", 0)
+		r, _, err := Acquire("third", 0)
 		if err != nil && strings.Contains(err.Error(), "other[1]") {
 			break
 		}
@@ -69,9 +73,42 @@ func TestAcquireSerialises(t *testing.T) {
 	}
 	kill()
 	cmd.Wait()
-	r, err := Acquire("fourth", 5*time.Second)
+	r, _, err := Acquire("fourth", 5*time.Second)
 	if err != nil {
 		t.Fatalf("after the other process ended: %v", err)
 	}
 	r()
+}
+
+// A kernel without file locks (flock gives ENOSYS) gets the pid file: it
+// serialises two holders, names the holder when busy, goes on release,
+// and a stale one (its holder dead) is taken over.
+func TestAcquireWithoutFileLocking(t *testing.T) {
+	Path = filepath.Join(t.TempDir(), "lock")
+	flock = func(int, int) error { return unix.ENOSYS }
+	defer func() { flock = unix.Flock }()
+	release, unlocked, err := Acquire("x", time.Second)
+	if err != nil || !strings.Contains(unlocked, "CONFIG_FILE_LOCKING") {
+		t.Fatalf("Acquire: %q, %v; want the lock and the reason for the pid file", unlocked, err)
+	}
+	if _, _, err := Acquire("y", 50*time.Millisecond); !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "x ") {
+		t.Fatalf("second holder while x holds it: %v, want ErrBusy naming x", err)
+	}
+	release()
+	if _, err := os.Stat(pidPath()); !os.IsNotExist(err) {
+		t.Fatalf("pid file after release: %v", err)
+	}
+	// A holder that died without releasing: a pid that is not alive.
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pidPath(), []byte(fmt.Sprintf("gone %d\n", dead.Process.Pid)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	release, _, err = Acquire("z", time.Second)
+	if err != nil {
+		t.Fatalf("a stale pid file: %v, want it taken over", err)
+	}
+	release()
 }

@@ -221,7 +221,10 @@ func openFailNth(t selftests.T) (before string) {
 	}
 	// Another program may be changing failslab's settings (a stress
 	// fault mode, this case in another copy): one at a time.
-	unlock, err := faultlock.Acquire("netlink_mcast_semantics", failslabLockWait)
+	unlock, unlocked, err := faultlock.Acquire("netlink_mcast_semantics", failslabLockWait)
+	if unlocked != "" {
+		t.Logf("%s", unlocked)
+	}
 	if errors.Is(err, faultlock.ErrBusy) {
 		t.Skipf("%v: the case would change them under it", err)
 	}
