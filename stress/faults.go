@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -99,7 +98,7 @@ func openFailslab() (f *failslab, skip string, err error) {
 	}
 	f.unlock = unlock
 	if _, err := os.Stat(failslabDir); errors.Is(err, os.ErrNotExist) {
-		if mounted, err := isDebugfsMounted(); err != nil {
+		if mounted, err := faultlock.DebugfsMounted(debugfs); err != nil {
 			f.close()
 			return nil, "", err
 		} else if !mounted {
@@ -162,21 +161,6 @@ func markSkbCache() string {
 		return ""
 	}
 	return fmt.Sprintf("skbuff_head_cache is not marked for failslab, and this kernel marks caches only at boot: boot with %s", failslabBoot)
-}
-
-func isDebugfsMounted() (bool, error) {
-	f, err := os.Open("/proc/self/mounts")
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if fields := strings.Fields(sc.Text()); len(fields) > 2 && fields[1] == debugfs && fields[2] == "debugfs" {
-			return true, nil
-		}
-	}
-	return false, sc.Err()
 }
 
 func (f *failslab) readKnob(k string) (string, error) {

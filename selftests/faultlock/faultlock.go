@@ -13,6 +13,7 @@
 package faultlock
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -126,4 +127,21 @@ func readHolder(fd int) string {
 		return h
 	}
 	return "a program"
+}
+
+// DebugfsMounted says whether debugfs is mounted on dir (in this mount
+// namespace), where failslab's settings are.
+func DebugfsMounted(dir string) (bool, error) {
+	f, err := os.Open("/proc/self/mounts")
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if fields := strings.Fields(sc.Text()); len(fields) > 2 && fields[1] == dir && fields[2] == "debugfs" {
+			return true, nil
+		}
+	}
+	return false, sc.Err()
 }

@@ -112,3 +112,11 @@ func TestAcquireWithoutFileLocking(t *testing.T) {
 	}
 	release()
 }
+
+// Nothing is mounted on a directory that does not exist; a read of the
+// mount table itself works.
+func TestDebugfsMounted(t *testing.T) {
+	if got, err := DebugfsMounted("/nonexistent/debugfs"); got || err != nil {
+		t.Errorf("DebugfsMounted(/nonexistent/debugfs) = %v, %v; want false, nil", got, err)
+	}
+}

@@ -3,7 +3,6 @@
 package cases
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -280,7 +279,7 @@ func openFailslab() (_ []*os.File, where, skip string, _ error) {
 	if _, err := os.Stat(failslabDir); err == nil {
 		files, skip, err := openKnobs(failslabDir)
 		return files, "debugfs was mounted", skip, err
-	} else if mounted, merr := debugfsMounted(); merr != nil || mounted {
+	} else if mounted, merr := faultlock.DebugfsMounted(debugfsDir); merr != nil || mounted {
 		// Mounted, without failslab's directory (or unreadable).
 		return nil, "", fmt.Sprintf("no %s (%v): the kernel lacks CONFIG_FAILSLAB or CONFIG_FAULT_INJECTION_DEBUG_FS", failslabDir, err), merr
 	}
@@ -341,21 +340,6 @@ func privilegeSkip(err error, what string) string {
 		return fmt.Sprintf("%s needs CAP_SYS_ADMIN in the initial user namespace, which this process lacks (%v)", what, err)
 	}
 	return ""
-}
-
-func debugfsMounted() (bool, error) {
-	f, err := os.Open("/proc/self/mounts")
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if fields := strings.Fields(sc.Text()); len(fields) > 2 && fields[1] == debugfsDir && fields[2] == "debugfs" {
-			return true, nil
-		}
-	}
-	return false, sc.Err()
 }
 
 // addrRequester sends one RTM_NEWADDR, always the same bytes, from a
