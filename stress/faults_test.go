@@ -129,30 +129,14 @@ func TestSetupFailureEndsTheModeAtOnce(t *testing.T) {
 // excused, and counted so; a socket that got it all the same fails the
 // mode.
 func TestEchoProvesSentInTheJudge(t *testing.T) {
-	m := []verify.Msg{
-		{Type: unix.RTM_NEWADDR, Seq: 1<<seqShift | 1, Pid: 9, Group: groupAddr, Detail: "10.1.0.1/32 dev 1"},
-		{Type: unix.RTM_NEWADDR, Seq: 1<<seqShift | 2, Pid: 9, Group: groupAddr, Detail: "10.1.0.2/32 dev 1"},
-		{Type: unix.RTM_NEWADDR, Seq: 1<<seqShift | 3, Pid: 9, Group: groupAddr, Detail: "10.1.0.3/32 dev 1"},
-	}
 	judge := func(echo verify.Echo, receipt bool) outcome {
-		done := make(chan struct{})
-		close(done)
-		obs := &stable{kind: "foreign-all-nsid-mapped", done: done,
-			want: foreignRoute(routeGroups, map[int]verify.Tag{0: verify.NSID(10)}),
-			got:  []verify.Got{{Msg: m[0], Tag: verify.NSID(10)}, {Msg: m[2], Tag: verify.NSID(10)}, {Event: verify.Drained}}}
-		obs.want.Name = "observer"
-		ch := &churn{}
-		if receipt {
-			ch.keep(&churnSock{read: map[verify.FromSender]int{{Sender: 0, Msg: m[1]}: 1}})
-		}
-		s := &sender{name: "S0", transcript: m, unsure: map[verify.Msg]bool{}, echoes: map[verify.Msg]verify.Echo{m[0]: verify.Echoed, m[2]: verify.Echoed}}
-		if echo != verify.EchoUnknown {
-			s.echoes[m[1]] = echo
-		}
-		top := &topology{faults: true, names: []string{"S0", "S0/usersock"}, stables: []*stable{obs}, churn: ch, senders: []*sender{s}}
-		var out outcome
-		top.judge(&out)
-		return out
+		return judgeMissedMiddle(receipt, func(m []verify.Msg) map[verify.Msg]verify.Echo {
+			e := map[verify.Msg]verify.Echo{m[0]: verify.Echoed, m[2]: verify.Echoed}
+			if echo != verify.EchoUnknown {
+				e[m[1]] = echo
+			}
+			return e
+		})
 	}
 	if out := judge(verify.EchoUnknown, false); len(out.problems) != 0 || out.report.Undelivered != 1 {
 		t.Fatalf("without the echo: problems %q, undelivered %d; want the loss excused as never sent", out.problems, out.report.Undelivered)

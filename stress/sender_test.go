@@ -177,28 +177,7 @@ func TestChurnReceiptsName(t *testing.T) {
 // (the walk's first socket gets the notification without a clone), so it
 // was sent, and the observer is owed it or an ENOBUFS.
 func TestChurnReceiptProvesSent(t *testing.T) {
-	m := []verify.Msg{
-		{Type: unix.RTM_NEWADDR, Seq: 1<<seqShift | 1, Pid: 9, Group: groupAddr, Detail: "10.1.0.1/32 dev 1"},
-		{Type: unix.RTM_NEWADDR, Seq: 1<<seqShift | 2, Pid: 9, Group: groupAddr, Detail: "10.1.0.2/32 dev 1"},
-		{Type: unix.RTM_NEWADDR, Seq: 1<<seqShift | 3, Pid: 9, Group: groupAddr, Detail: "10.1.0.3/32 dev 1"},
-	}
-	judge := func(receipt bool) outcome {
-		done := make(chan struct{})
-		close(done)
-		obs := &stable{kind: "foreign-all-nsid-mapped", done: done,
-			want: foreignRoute(routeGroups, map[int]verify.Tag{0: verify.NSID(10)}),
-			got:  []verify.Got{{Msg: m[0], Tag: verify.NSID(10)}, {Msg: m[2], Tag: verify.NSID(10)}, {Event: verify.Drained}}}
-		obs.want.Name = "observer"
-		ch := &churn{}
-		if receipt {
-			ch.keep(&churnSock{read: map[verify.FromSender]int{{Sender: 0, Msg: m[1]}: 1}})
-		}
-		top := &topology{faults: true, names: []string{"S0", "S0/usersock"}, stables: []*stable{obs}, churn: ch,
-			senders: []*sender{{name: "S0", transcript: m, unsure: map[verify.Msg]bool{}}}}
-		var out outcome
-		top.judge(&out)
-		return out
-	}
+	judge := func(receipt bool) outcome { return judgeMissedMiddle(receipt, nil) }
 	if out := judge(false); len(out.problems) != 0 || out.report.Undelivered != 1 {
 		t.Fatalf("without a receipt: problems %q, undelivered %d; want the loss excused as never sent", out.problems, out.report.Undelivered)
 	}
@@ -206,4 +185,35 @@ func TestChurnReceiptProvesSent(t *testing.T) {
 	if len(out.problems) == 0 || !strings.Contains(strings.Join(out.problems, "\n"), "observer, from sender S0 (nsid 10): lost without an ENOBUFS to account for it") {
 		t.Fatalf("with a churn socket's receipt: problems %q; want the loss", out.problems)
 	}
+}
+
+// judgeMissedMiddle judges a fault mode in which the foreign observer
+// (LISTEN_ALL_NSID: netlink_set_err() does not reach it) got the first
+// and the third of sender S0's three RTM_NEWADDR, and nothing else; a
+// churn socket got the second when receipt is set. echoes, when not nil,
+// gives the sender's echoes of the three.
+func judgeMissedMiddle(receipt bool, echoes func(m []verify.Msg) map[verify.Msg]verify.Echo) outcome {
+	m := []verify.Msg{
+		{Type: unix.RTM_NEWADDR, Seq: 1<<seqShift | 1, Pid: 9, Group: groupAddr, Detail: "10.1.0.1/32 dev 1"},
+		{Type: unix.RTM_NEWADDR, Seq: 1<<seqShift | 2, Pid: 9, Group: groupAddr, Detail: "10.1.0.2/32 dev 1"},
+		{Type: unix.RTM_NEWADDR, Seq: 1<<seqShift | 3, Pid: 9, Group: groupAddr, Detail: "10.1.0.3/32 dev 1"},
+	}
+	done := make(chan struct{})
+	close(done)
+	obs := &stable{kind: "foreign-all-nsid-mapped", done: done,
+		want: foreignRoute(routeGroups, map[int]verify.Tag{0: verify.NSID(10)}),
+		got:  []verify.Got{{Msg: m[0], Tag: verify.NSID(10)}, {Msg: m[2], Tag: verify.NSID(10)}, {Event: verify.Drained}}}
+	obs.want.Name = "observer"
+	ch := &churn{}
+	if receipt {
+		ch.keep(&churnSock{read: map[verify.FromSender]int{{Sender: 0, Msg: m[1]}: 1}})
+	}
+	s := &sender{name: "S0", transcript: m, unsure: map[verify.Msg]bool{}}
+	if echoes != nil {
+		s.echoes = echoes(m)
+	}
+	top := &topology{faults: true, names: []string{"S0", "S0/usersock"}, stables: []*stable{obs}, churn: ch, senders: []*sender{s}}
+	var out outcome
+	top.judge(&out)
+	return out
 }
