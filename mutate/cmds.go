@@ -263,6 +263,10 @@ const bootAppend = "oops=panic no_timer_check"
 // modes need skbuff_head_cache marked for failslab.
 const faultAppend = "slub_debug=A,skbuff_head_cache"
 
+// failnthCases are the stress program's cases that need fault injection
+// (fail-nth), with the switch at 0 and at 1.
+const failnthCases = "failnth0.notification_alloc_failure_enobufs,failnth1.notification_alloc_failure_enobufs"
+
 func tierPlans(o runOptions, tl tools) []tierPlan {
 	suite := []string{tl.semantics, tl.switchp}
 	timeout := fmt.Sprintf("%ds", int(o.progTimeout.Seconds()))
@@ -313,11 +317,10 @@ func tierPlans(o runOptions, tl tools) []tierPlan {
 			// The fault modes fail allocations from skbuff_head_cache
 			// only, which 6.1 marks for failslab at boot alone: without
 			// the mark they SKIP.
-			t.plan = stressPlan("faults0,faults1,faultswitch", debug, bootAppend+" "+faultAppend)
-			// The semantics cases that inject allocation failures
-			// (fail-nth) SKIP on every other tier's kernel: here they
-			// run, first (seconds, against the stress modes' minutes).
-			t.plan.progs = append([]string{tl.semantics}, t.plan.progs...)
+			// The fail-nth cases (a notification's allocation made to
+			// fail) SKIP on every other tier's kernel: here they run,
+			// first (seconds, against the fault modes' minutes).
+			t.plan = stressPlan(failnthCases+",faults0,faults1,faultswitch", debug, bootAppend+" "+faultAppend)
 			if o.faultBuild == "" {
 				t.skip = "no -fault-build"
 			}

@@ -10,13 +10,12 @@ import (
 )
 
 // The fault tier's kernel is the only one with fault injection: the
-// semantics cases that need it (notification_alloc_failure_enobufs, which
-// kills do_one_set_err+21:del-call:1) run there, before the fault modes,
-// the stress program's arguments go to it alone (semantics refuses
-// -duration), and the boot marks skbuff_head_cache for failslab (the
-// fault modes SKIP without it on 6.1). The stress tier runs the stress
-// program only.
-func TestFaultTierRunsSemanticsFirst(t *testing.T) {
+// stress program's fail-nth cases (notification_alloc_failure_enobufs at
+// 0 and 1, which kill do_one_set_err+21:del-call:1) run there, before the
+// fault modes; the stress program's arguments go to it alone, and the
+// boot marks skbuff_head_cache for failslab (the fault modes SKIP without
+// it on 6.1). The stress tier runs the stress program only.
+func TestFaultTierRunsTheFailNthCasesFirst(t *testing.T) {
 	tl := toolsIn("/b")
 	o := runOptions{tiers: []string{"stress", "fault"}, faultBuild: "/fault", stressArgs: "-duration 10s",
 		progTimeout: time.Minute, silence: time.Minute}
@@ -28,7 +27,7 @@ func TestFaultTierRunsSemanticsFirst(t *testing.T) {
 	if want := []string{tl.stress}; !slices.Equal(stress.progs, want) {
 		t.Errorf("stress tier: programs %q, want %q", stress.progs, want)
 	}
-	if want := []string{tl.semantics, tl.stress}; !slices.Equal(fault.progs, want) {
+	if want := []string{tl.stress}; !slices.Equal(fault.progs, want) {
 		t.Errorf("fault tier: programs %q, want %q", fault.progs, want)
 	}
 	for name, p := range map[string]bootPlan{"stress": stress, "fault": fault} {
@@ -40,7 +39,7 @@ func TestFaultTierRunsSemanticsFirst(t *testing.T) {
 			t.Errorf("%s tier: vmtest %q: want -prog-args netlink_mcast_stress=-duration 10s -t ...", name, p.args)
 		}
 	}
-	if i := slices.Index(fault.args, "-prog-args"); i >= 0 && fault.args[i+1] != "netlink_mcast_stress=-duration 10s -t faults0 -t faults1 -t faultswitch" {
+	if i := slices.Index(fault.args, "-prog-args"); i >= 0 && fault.args[i+1] != "netlink_mcast_stress=-duration 10s -t failnth0.notification_alloc_failure_enobufs -t failnth1.notification_alloc_failure_enobufs -t faults0 -t faults1 -t faultswitch" {
 		t.Errorf("fault tier: %q", fault.args[i+1])
 	}
 	// Without the mark the fault modes SKIP on 6.1 (stress/faults.go).

@@ -42,6 +42,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"nlmcast/selftests"
+	semantics "nlmcast/semantics/cases"
 )
 
 const program = "netlink_mcast_stress"
@@ -75,7 +76,7 @@ const setupAllowance = 5 * time.Minute
 // report from their teardown fails it and not the next mode; and its
 // verdict rests on the kernel log being read (RequireKernelLog).
 func modeCases() ([]selftests.Case, error) {
-	cases := make([]selftests.Case, len(modes))
+	cases := make([]selftests.Case, len(modes), len(modes)+2*len(semantics.FaultInjection))
 	for i, m := range modes {
 		cases[i] = selftests.Case{
 			Name:             m.name,
@@ -86,7 +87,40 @@ func modeCases() ([]selftests.Case, error) {
 			Run:              func(t selftests.T) { runModeCase(t, m) },
 		}
 	}
+	for _, v := range []string{"0", "1"} {
+		for _, c := range semantics.FaultInjection {
+			c.Name = "failnth" + v + "." + c.Name
+			c.About = "with the switch at " + v + ": " + c.About
+			c.Run = atSwitch(v, c.Run)
+			cases = append(cases, c)
+		}
+	}
 	return cases, nil
+}
+
+// atSwitch runs a case with net.core.netlink_route_mc_index at v, and
+// checks that it still reads v once the case has run; on a kernel without
+// the switch it runs at 0 as the kernel is, and SKIPs at 1.
+func atSwitch(v string, run func(selftests.T)) func(selftests.T) {
+	return func(t selftests.T) {
+		sw, skip := selftests.HeldSwitch()
+		if sw == nil {
+			if v != "0" {
+				t.Skipf("%s", skip)
+			}
+			run(t)
+			return
+		}
+		if err := sw.Set(v); err != nil {
+			t.Fatalf("set the switch to %s: %v", v, err)
+		}
+		t.Cleanup(func() {
+			if got, err := sw.Read(); err != nil || got != v {
+				t.Errorf("the switch reads %q (%v) after the case, not %s: the result is not about %s", got, err, v, v)
+			}
+		})
+		run(t)
+	}
 }
 
 // cpus are the CPUs the program may run on (findCPUs).
