@@ -68,8 +68,22 @@ func InInitialUserNS() bool {
 func skipWithout(t T, err error, capability int, what string) {
 	t.Helper()
 	if why := lacks(err, capability); why != "" {
-		t.Skipf("%s needs %s, %s (%v)", what, CapName(capability), why, err)
+		t.Skipf("%s", PrivilegeSkip(err, capability, what))
 	}
+}
+
+// PrivilegeSkip is the SKIP reason for err when it is an EPERM, or the
+// EACCES of a file only a privileged process may open, that comes from
+// the program lacking capability; "" when err is something else. For code
+// that finds err where it cannot end the case itself (another thread).
+func PrivilegeSkip(err error, capability int, what string) string {
+	if !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.EACCES) {
+		return ""
+	}
+	if why := lacksCapability(capability); why != "" {
+		return fmt.Sprintf("%s needs %s, %s (%v)", what, CapName(capability), why, err)
+	}
+	return ""
 }
 
 // lacks says why err, an EPERM, comes from the program lacking
@@ -78,6 +92,12 @@ func lacks(err error, capability int) string {
 	if !errors.Is(err, unix.EPERM) {
 		return ""
 	}
+	return lacksCapability(capability)
+}
+
+// lacksCapability says why the program lacks capability (not in its
+// effective set, or held in a child user namespace only), or returns "".
+func lacksCapability(capability int) string {
 	has, capErr := HasCapability(capability)
 	switch {
 	case capErr != nil:

@@ -286,14 +286,14 @@ func openFailslab() (_ []*os.File, where, skip string, _ error) {
 	var files []*os.File
 	err := netns.OnThread(func() error {
 		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
-			skip = privilegeSkip(err, "unshare(CLONE_NEWNS), to mount debugfs where no one else sees it,")
+			skip = selftests.PrivilegeSkip(err, unix.CAP_SYS_ADMIN, "unshare(CLONE_NEWNS), to mount debugfs where no one else sees it,")
 			return err
 		}
 		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 			return fmt.Errorf("make / private in the case's mount namespace: %w", err)
 		}
 		if err := unix.Mount("debugfs", debugfsDir, "debugfs", 0, ""); err != nil {
-			skip = privilegeSkip(err, "mounting debugfs")
+			skip = selftests.PrivilegeSkip(err, unix.CAP_SYS_ADMIN, "mounting debugfs")
 			if skip == "" {
 				skip = fmt.Sprintf("debugfs cannot be mounted on %s (%v): the kernel lacks CONFIG_DEBUG_FS, or it was booted with debugfs=off", debugfsDir, err)
 			}
@@ -320,7 +320,7 @@ func openKnobs(dir string) (_ []*os.File, skip string, _ error) {
 			for _, f := range files {
 				f.Close()
 			}
-			if skip := privilegeSkip(err, "writing failslab's settings"); skip != "" {
+			if skip := selftests.PrivilegeSkip(err, unix.CAP_SYS_ADMIN, "writing failslab's settings"); skip != "" {
 				return nil, skip, nil
 			}
 			return nil, "", err
@@ -328,18 +328,6 @@ func openKnobs(dir string) (_ []*os.File, skip string, _ error) {
 		files = append(files, f)
 	}
 	return files, "", nil
-}
-
-// privilegeSkip says why err (EPERM or EACCES) comes from a missing
-// privilege, or returns "".
-func privilegeSkip(err error, what string) string {
-	if !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.EACCES) {
-		return ""
-	}
-	if has, _ := selftests.HasCapability(unix.CAP_SYS_ADMIN); !has || !selftests.InInitialUserNS() {
-		return fmt.Sprintf("%s needs CAP_SYS_ADMIN in the initial user namespace, which this process lacks (%v)", what, err)
-	}
-	return ""
 }
 
 // addrRequester sends one RTM_NEWADDR, always the same bytes, from a
