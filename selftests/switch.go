@@ -85,3 +85,32 @@ func RequireSwitch(t T) *mcswitch.Switch {
 	}
 	return sw
 }
+
+// InSwitchMode runs a case with net.core.netlink_route_mc_index at mode:
+// it sets the switch, runs the case, and checks that the switch still
+// holds mode once the case's own cleanups have run (nothing else may
+// change it while the program holds its lock, or the result would not be
+// about mode). On a kernel without the switch the case SKIPs, but with
+// mode "0" and anyKernel set it runs as the kernel is: an unpatched
+// kernel walks every subscriber, as 0 does.
+func InSwitchMode(mode string, anyKernel bool, run func(T)) func(T) {
+	return func(t T) {
+		sw, skip := HeldSwitch()
+		if sw == nil {
+			if mode != "0" || !anyKernel {
+				t.Skipf("%s", skip)
+			}
+			run(t)
+			return
+		}
+		if err := sw.Set(mode); err != nil {
+			t.Fatalf("%v", err)
+		}
+		t.Cleanup(func() {
+			if v, err := sw.Read(); err != nil || v != mode {
+				t.Errorf("%s reads %q (%v) at the end of the case, want %s throughout", mcswitch.Path, v, err, mode)
+			}
+		})
+		run(t)
+	}
+}

@@ -91,36 +91,11 @@ func modeCases() ([]selftests.Case, error) {
 		for _, c := range semantics.FaultInjection {
 			c.Name = "failnth" + v + "." + c.Name
 			c.About = "with the switch at " + v + ": " + c.About
-			c.Run = atSwitch(v, c.Run)
+			c.Run = selftests.InSwitchMode(v, true, c.Run) // at 0 on any kernel, as fixed0
 			cases = append(cases, c)
 		}
 	}
 	return cases, nil
-}
-
-// atSwitch runs a case with net.core.netlink_route_mc_index at v, and
-// checks that it still reads v once the case has run; on a kernel without
-// the switch it runs at 0 as the kernel is, and SKIPs at 1.
-func atSwitch(v string, run func(selftests.T)) func(selftests.T) {
-	return func(t selftests.T) {
-		sw, skip := selftests.HeldSwitch()
-		if sw == nil {
-			if v != "0" {
-				t.Skipf("%s", skip)
-			}
-			run(t)
-			return
-		}
-		if err := sw.Set(v); err != nil {
-			t.Fatalf("set the switch to %s: %v", v, err)
-		}
-		t.Cleanup(func() {
-			if got, err := sw.Read(); err != nil || got != v {
-				t.Errorf("the switch reads %q (%v) after the case, not %s: the result is not about %s", got, err, v, v)
-			}
-		})
-		run(t)
-	}
 }
 
 // cpus are the CPUs the program may run on (findCPUs).

@@ -31,30 +31,11 @@ func modeTable(mode string) []selftests.Case {
 	for i, c := range semantics.All {
 		out[i] = c
 		out[i].Name = "mode" + mode + "." + c.Name
-		out[i].Run = inMode(mode, c.Run)
+		out[i].Run = selftests.InSwitchMode(mode, false, c.Run)
 		out[i].About = "with the switch at " + mode + ": " + c.About
 		if c.Group != "" {
 			out[i].Group = c.Group + ".mode" + mode
 		}
 	}
 	return out
-}
-
-// inMode runs a semantics case with the switch at mode: it sets the
-// switch and checks that it reads back, runs the case, and checks that
-// the switch still holds mode when the case's own cleanups have run
-// (nothing else may change it while the program holds its lock, or the
-// result would not be about mode). On a kernel without the switch the
-// case SKIPs.
-func inMode(mode string, run func(selftests.T)) func(selftests.T) {
-	return func(t selftests.T) {
-		sw := requireSwitch(t)
-		setSwitch(t, sw, mode)
-		t.Cleanup(func() {
-			if v, err := sw.Read(); err != nil || v != mode {
-				t.Errorf("%s reads %q (%v) at the end of the case, want %s throughout", switchPath, v, err, mode)
-			}
-		})
-		run(t)
-	}
 }
