@@ -31,7 +31,9 @@ import (
 // the source (a recipient of its notifications) included. The subscribers
 // of other groups get the request's other notifications as usual, the
 // request itself succeeds, and the error is no overrun: no drop is
-// counted.
+// counted. A subscriber bound to portid 1 is told like any other:
+// rtnl_set_sk_err() excludes no portid (it passes 0, which no user socket
+// can have).
 //
 // Kernel: __inet_insert_ifa() -> rtmsg_ifa(): nlmsg_new(GFP_KERNEL) fails
 // -> rtnl_set_sk_err(net, RTNLGRP_IPV4_IFADDR, -ENOBUFS) ->
@@ -71,20 +73,21 @@ func notificationAllocFailureENOBUFS(t selftests.T) {
 	routes := s.Socket("routes", selftests.Join(unix.RTNLGRP_IPV4_ROUTE))
 	foreign := o.Socket("foreign", group)
 	allNSID := o.Socket("all_nsid", selftests.With(unix.NETLINK_LISTEN_ALL_NSID), group)
-	everyone := []*selftests.Sock{polled, probe, quiet, routes, foreign, allNSID}
+	portid1 := s.Socket("portid1", selftests.Portid(1), group)
+	everyone := []*selftests.Sock{polled, probe, quiet, routes, foreign, allNSID, portid1}
 
 	// Without injection the address reaches every member of the group in
 	// S and the LISTEN_ALL_NSID one in O (what the injected run must then
 	// withhold from them), the plain one in O nothing.
 	add := s.AddAddr()
-	for _, k := range []*selftests.Sock{polled, probe, quiet} {
+	for _, k := range []*selftests.Sock{polled, probe, quiet, portid1} {
 		k.Expect(add.NewAddr())
 	}
 	routes.Expect(add.NewRoute())
 	allNSID.Expect(add.NewAddr().NSID(id))
 	foreign.Expect()
 	del := s.DelAddr(add)
-	for _, k := range []*selftests.Sock{polled, probe, quiet} {
+	for _, k := range []*selftests.Sock{polled, probe, quiet, portid1} {
 		k.Expect(del.DelAddr())
 	}
 	routes.Expect(del.DelRoute())
@@ -151,7 +154,7 @@ const maxFailNth = 500
 // succeeded, the poller woke with POLLERR, the polled socket's error is
 // there once, nobody else was told, the other group's notification came.
 func groupTold(t selftests.T, a attempt, p *poller, dropsBefore uint64, everyone []*selftests.Sock, ev selftests.AddrEvent, tried []string) {
-	polled, probe, quiet, routes, foreign, allNSID := everyone[0], everyone[1], everyone[2], everyone[3], everyone[4], everyone[5]
+	polled, probe, quiet, routes, foreign, allNSID, portid1 := everyone[0], everyone[1], everyone[2], everyone[3], everyone[4], everyone[5], everyone[6]
 	if a.sendErr != nil || a.recvErr != nil || a.ackErrno != 0 {
 		t.Errorf("RTM_NEWADDR %s with fail-nth %d: %s; want an ACK with errno 0: the address is added though its notification failed", ev.Prefix, a.n, a)
 	}
@@ -166,6 +169,7 @@ func groupTold(t selftests.T, a attempt, p *poller, dropsBefore uint64, everyone
 	got, err := polled.Transcript()
 	polled.ExpectLines(got, err, selftests.RecvError(unix.ENOBUFS))
 	probe.Expect()
+	portid1.Expect(selftests.RecvError(unix.ENOBUFS))
 	if after := drops(t, probe.NS(), probe); after != dropsBefore {
 		t.Errorf("%s: Drops went from %d to %d; want no change: the group's error is not an overrun. This ENOBUFS is a failed broadcast clone's (netlink_overrun()), so no error reached the group when an earlier fail-nth failed rtmsg_ifa()'s allocation; tried: %s",
 			probe, dropsBefore, after, strings.Join(tried, "; "))
