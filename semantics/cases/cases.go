@@ -48,6 +48,7 @@ var All = group(Group, []selftests.Case{
 	{Name: "device_move_between_netns", Run: deviceMoveBetweenNetns, Slow: true, About: "moving a device notifies RTM_DELLINK in the old netns and RTM_NEWLINK in the new one, after RTM_NEWNSID, each to its own subscribers"},
 	{Name: "netns_delete_while_subscribed", Run: netnsDeleteWhileSubscribed, Slow: true, About: "a netns whose handle is gone keeps delivering while its sockets are open, and its death sends one RTM_DELNSID to each mapper"},
 	{Name: "netns_churn", Run: netnsChurn, Slow: true, About: "netns with plain and ALL_NSID subscribers come and go under traffic, and every delivery stays exact"},
+	{Name: "nsid_assignment_notified", Run: nsidAssignmentNotified, About: "an id the kernel chooses is the lowest free (0 first); a requested id is given exactly or refused with EEXIST; each id given is one RTM_NEWNSID on RTNLGRP_NSID"},
 	{Name: "overrun_enobufs", Run: overrunENOBUFS, About: "an overflowing subscriber loses the rest of a burst and gets ENOBUFS once (NO_ENOBUFS hides it; BROADCAST_ERROR fails the request)"},
 	{Name: "nexthop_compat_mode_recipients", Run: nexthopCompatModeRecipients, About: "a nexthop replace notifies RTNLGRP_NEXTHOP, and the routes using it only while nexthop_compat_mode is 1, to local and ALL_NSID subscribers"},
 	{Name: "tc_group_delivery", Run: tcGroupDelivery, About: "tc qdisc, chain and filter notifications follow the same delivery rules: local and mapping ALL_NSID subscribers, not foreign plain ones"},
