@@ -87,3 +87,21 @@ func LinkIndex(m netlink.Message) (uint32, error) {
 	}
 	return lm.Index, nil
 }
+
+// NewMacvlan creates a macvlan called name on the interface lower (its
+// IFLA_LINK), in bridge mode. Its link netns (rtnl_link_ops->get_link_net)
+// is lower's namespace, wherever the macvlan itself moves.
+func NewMacvlan(name string, lower uint32) Request {
+	mode := driver.MacvlanModeBridge
+	return Request{
+		Name: fmt.Sprintf("RTM_NEWLINK macvlan %s on ifindex %d", name, lower),
+		Msg: linkMessage(unix.RTM_NEWLINK, netlink.Create|netlink.Excl, rtnetlink.LinkMessage{
+			Family: unix.AF_UNSPEC,
+			Attributes: &rtnetlink.LinkAttributes{
+				Name: name,
+				Type: lower,
+				Info: &rtnetlink.LinkInfo{Kind: "macvlan", Data: &driver.Macvlan{Mode: &mode}},
+			},
+		}),
+	}
+}

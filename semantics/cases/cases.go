@@ -47,6 +47,7 @@ var All = group(Group, []selftests.Case{
 	{Name: "socket_close_releases_accounting", Run: socketCloseReleasesAccounting, About: "the netns's count of netlink sockets (/proc/net/protocols) rises by one per socket opened and falls by one per socket closed, exactly"},
 	{Name: "device_move_between_netns", Run: deviceMoveBetweenNetns, Slow: true, About: "moving a device notifies RTM_DELLINK in the old netns and RTM_NEWLINK in the new one, after RTM_NEWNSID, each to its own subscribers"},
 	{Name: "netns_delete_while_subscribed", Run: netnsDeleteWhileSubscribed, Slow: true, About: "a netns whose handle is gone keeps delivering while its sockets are open, and its death sends one RTM_DELNSID to each mapper"},
+	{Name: "netns_death_removes_linked_device", Run: netnsDeathRemovesLinkedDevice, Slow: true, About: "a device linked to a dying netns goes with it: RTM_DELNSID, then RTM_DELLINK with link netnsid -1, to the surviving netns's subscribers; the id is free again"},
 	{Name: "netns_churn", Run: netnsChurn, Slow: true, About: "netns with plain and ALL_NSID subscribers come and go under traffic, and every delivery stays exact"},
 	{Name: "nsid_assignment_notified", Run: nsidAssignmentNotified, About: "an id the kernel chooses is the lowest free (0 first); a requested id is given exactly or refused with EEXIST; each id given is one RTM_NEWNSID on RTNLGRP_NSID"},
 	{Name: "overrun_enobufs", Run: overrunENOBUFS, About: "an overflowing subscriber loses the rest of a burst and gets ENOBUFS once (NO_ENOBUFS hides it; BROADCAST_ERROR fails the request)"},
