@@ -26,6 +26,9 @@ import (
 //     and bytes in order: address, local, label, broadcast, flags,
 //     cacheinfo...), the entry a socket opened in S (setns()) dumps, plus
 //     one IFA_TARGET_NETNSID=9 that the local dump does not have.
+//   - O0 maps S as 0, an id like any other: its dump with
+//     IFA_TARGET_NETNSID=0 returns the same four, each with
+//     IFA_TARGET_NETNSID=0.
 //   - The dumps multicast nothing: after them s, op and oa hold nothing
 //     (the sentinel in each one's own namespace comes first). The dump
 //     looks the id up (get_net_ns_by_id()), it allocates none, so no
@@ -38,9 +41,10 @@ import (
 // IFA_TARGET_NETNSID first when fillargs.netnsid >= 0. The replies go to
 // the requester alone (netlink_dump() -> netlink_unicast()).
 func targetNetnsidDumpMatchesSetnsDump(t selftests.T) {
-	s, o := selftests.NewNS(t, "S"), selftests.NewNS(t, "O")
+	s, o, o0 := selftests.NewNS(t, "S"), selftests.NewNS(t, "O"), selftests.NewNS(t, "O0")
 	const id = 9
 	o.Map(s, id)
+	o0.Map(s, 0)
 	s.Do(rtnl.NewVeth("v0", "v1", -1))
 	v0, v1 := linkIndex(t, s, "v0"), linkIndex(t, s, "v1")
 	s.Do(rtnl.NewAddr(v0, netip.MustParsePrefix("203.0.113.1/24")))
@@ -61,6 +65,8 @@ func targetNetnsidDumpMatchesSetnsDump(t selftests.T) {
 	expectAddrSet(t, "dump in S", inS, loAddr, e.Prefix.String()+" dev 1",
 		rtnl.AddrDetail(netip.MustParsePrefix("203.0.113.1/24"), v0), rtnl.AddrDetail(netip.MustParsePrefix("192.0.2.1/24"), v1))
 	expectSameAddrs(t, fmt.Sprintf("dump from O with IFA_TARGET_NETNSID %d against the dump in S", id), targeted, inS, nsidPtr(id))
+	targeted0 := mustDumpAddrs(t, dumpConn(t, o0, true), nsidPtr(0))
+	expectSameAddrs(t, "dump from O0 with IFA_TARGET_NETNSID 0 against the dump in S", targeted0, inS, nsidPtr(0))
 
 	sub.Expect()
 	op.Expect()
