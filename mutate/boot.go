@@ -58,6 +58,11 @@ var (
 	notOKLine  = regexp.MustCompile(`^(?:# )*not ok \d+ (\S+)(.*)$`)
 	okLine     = regexp.MustCompile(`^(?:# )*ok \d+ (\S+)(.*)$`)
 	runnerLine = regexp.MustCompile(`^(?:# )*(?:not )?ok \d+ selftests: `)
+	// A program that stops on its own check rather than a case's (the
+	// kernel never tore its namespaces down) says why in a "Bail out!"
+	// line, and the runner then fails the program.
+	bailLine       = regexp.MustCompile(`^(?:# )*Bail out!\s*(.*)$`)
+	runnerNotOKRun = regexp.MustCompile(`^(?:# )*not ok \d+ selftests: \S+ (\S+)`)
 )
 
 // boot runs vmtest on image and classifies what it saw. The watchdog kills
@@ -100,7 +105,7 @@ func boot(ctx context.Context, plan bootPlan, image string, log io.Writer) bootR
 		close(lines)
 	}()
 	var failed, ran []string
-	var last string
+	var last, bail string
 	hung := false
 	lastAt := start
 	var maxGap time.Duration
@@ -120,8 +125,18 @@ loop:
 			watchdog.Reset(plan.silence)
 			okm := okLine.FindStringSubmatch(l)
 			m := notOKLine.FindStringSubmatch(l)
+			if b := bailLine.FindStringSubmatch(l); b != nil {
+				bail = b[1]
+			}
 			switch {
 			case runnerLine.MatchString(l):
+				// A program that failed after a Bail out! with no failed
+				// case: the suite caught the mutant by the program's own
+				// check, which the bail line names.
+				if rm := runnerNotOKRun.FindStringSubmatch(l); rm != nil && bail != "" && !strings.Contains(l, "# TIMEOUT") {
+					failed = append(failed, rm[1]+": Bail out! "+bail)
+				}
+				bail = ""
 			case okm != nil && strings.Contains(okm[2], "# SKIP"):
 				if plan.ranBefore != nil && plan.ranBefore[okm[1]] {
 					failed = append(failed, okm[1]+" skipped, which ran on the unmutated tree:"+okm[2])

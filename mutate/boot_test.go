@@ -64,6 +64,10 @@ func TestBootClasses(t *testing.T) {
 		{"guest timeout", "echo 'not ok 1 selftests: netlink_mcast: netlink_mcast_semantics # TIMEOUT 120 seconds'\nexit 1\n", statusHung},
 		// the runner's line for a failed program is not a case
 		{"runner line only", "echo 'not ok 1 selftests: netlink_mcast: netlink_mcast_semantics # exit=1'\nexit 1\n", statusCrashed},
+		// a program's own check failed it (namespaces never torn down)
+		{"bail out", "echo '# ok 1 netlink_mcast_semantics.a'\necho '# Bail out! the kernel did not finish tearing down the cases'\\'' namespaces'\necho 'not ok 1 selftests: netlink_mcast: netlink_mcast_semantics # exit=1'\nexit 1\n", statusKilled},
+		// a bail out in a program that then passed is not a failure
+		{"bail then ok", "echo '# Bail out! nothing'\necho 'ok 1 selftests: netlink_mcast: netlink_mcast_semantics'\nexit 0\n", statusSurvived},
 	} {
 		r := boot(context.Background(), plan(fakeVMTest(t, tc.script)), "img", io.Discard)
 		if r.status != tc.want {
@@ -75,6 +79,20 @@ func TestBootClasses(t *testing.T) {
 // A case the unmutated tree ran that skips on the mutant kills it (the
 // switch program skips every case when the switch is gone); a case that
 // skipped on the unmutated tree too does not.
+// A program that bails out names its reason in the kill.
+func TestBootBailOutNamesTheProgram(t *testing.T) {
+	vm := fakeVMTest(t, `echo "# ok 1 netlink_mcast_switch.a"
+echo "# Bail out! the kernel did not finish tearing down the cases' namespaces"
+echo "not ok 2 selftests: netlink_mcast: netlink_mcast_switch # exit=1"
+exit 1
+`)
+	r := boot(context.Background(), plan(vm), "img", io.Discard)
+	want := "netlink_mcast_switch: Bail out! the kernel did not finish tearing down the cases' namespaces"
+	if r.status != statusKilled || len(r.failed) != 1 || r.failed[0] != want {
+		t.Errorf("got %+v, want killed by %q", r, want)
+	}
+}
+
 func TestBootNewSkipKills(t *testing.T) {
 	vm := fakeVMTest(t, `echo "# ok 1 netlink_mcast_switch.a # SKIP no switch"
 echo "# ok 2 netlink_mcast_switch.b # SKIP no switch"
