@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"nlmcast/mutate/internal/cfunc"
+	"nlmcast/semantics/cases"
 )
 
 type listFlag []string
@@ -264,8 +265,17 @@ const bootAppend = "oops=panic no_timer_check"
 const faultAppend = "slub_debug=A,skbuff_head_cache"
 
 // failnthCases are the stress program's cases that need fault injection
-// (fail-nth), with the switch at 0 and at 1.
-const failnthCases = "failnth0.notification_alloc_failure_enobufs,failnth1.notification_alloc_failure_enobufs"
+// (fail-nth): the semantics table's FaultInjection cases, with the switch
+// at 0 and then at 1, named as the stress program names them.
+func failnthCases() string {
+	var l []string
+	for _, v := range []string{"0", "1"} {
+		for _, c := range cases.FaultInjection {
+			l = append(l, "failnth"+v+"."+c.Name)
+		}
+	}
+	return strings.Join(l, ",")
+}
 
 func tierPlans(o runOptions, tl tools) []tierPlan {
 	suite := []string{tl.semantics, tl.switchp}
@@ -320,7 +330,7 @@ func tierPlans(o runOptions, tl tools) []tierPlan {
 			// The fail-nth cases (a notification's allocation made to
 			// fail) SKIP on every other tier's kernel: here they run,
 			// first (seconds, against the fault modes' minutes).
-			t.plan = stressPlan(failnthCases+",faults0,faults1,faultswitch", debug, bootAppend+" "+faultAppend)
+			t.plan = stressPlan(failnthCases()+",faults0,faults1,faultswitch", debug, bootAppend+" "+faultAppend)
 			if o.faultBuild == "" {
 				t.skip = "no -fault-build"
 			}

@@ -11,7 +11,8 @@ import (
 
 // The fault tier's kernel is the only one with fault injection: the
 // stress program's fail-nth cases (notification_alloc_failure_enobufs at
-// 0 and 1, which kill do_one_set_err+21:del-call:1) run there, before the
+// 0 and 1, which kill do_one_set_err+21:del-call:1, and the others of
+// the FaultInjection table) run there, before the
 // fault modes; the stress program's arguments go to it alone, and the
 // boot marks skbuff_head_cache for failslab (the fault modes SKIP without
 // it on 6.1). The stress tier runs the stress program only.
@@ -39,7 +40,7 @@ func TestFaultTierRunsTheFailNthCasesFirst(t *testing.T) {
 			t.Errorf("%s tier: vmtest %q: want -prog-args netlink_mcast_stress=-duration 10s -t ...", name, p.args)
 		}
 	}
-	if i := slices.Index(fault.args, "-prog-args"); i >= 0 && fault.args[i+1] != "netlink_mcast_stress=-duration 10s -t failnth0.notification_alloc_failure_enobufs -t failnth1.notification_alloc_failure_enobufs -t faults0 -t faults1 -t faultswitch" {
+	if i := slices.Index(fault.args, "-prog-args"); i >= 0 && fault.args[i+1] != "netlink_mcast_stress=-duration 10s -t failnth0.notification_alloc_failure_enobufs -t failnth0.nsid_notification_alloc_failure_enomem -t failnth1.notification_alloc_failure_enobufs -t failnth1.nsid_notification_alloc_failure_enomem -t faults0 -t faults1 -t faultswitch" {
 		t.Errorf("fault tier: %q", fault.args[i+1])
 	}
 	// Without the mark the fault modes SKIP on 6.1 (stress/faults.go).

@@ -334,21 +334,20 @@ func openKnobs(dir string) (_ []*os.File, skip string, _ error) {
 	return files, "", nil
 }
 
-// addrRequester sends one RTM_NEWADDR, always the same bytes, from a
-// socket of its own in the source netns (not subscribed: its ACK is all it
-// gets).
-type addrRequester struct {
-	sock   *nlsock.Socket
-	msg    []byte
-	seq    uint32
-	prefix netip.Prefix
+// armedRequest is one request, its bytes made beforehand, that a socket
+// of its own (not subscribed: its ACK is all it gets) sends with fail-nth
+// armed.
+type armedRequest struct {
+	sock *nlsock.Socket
+	msg  []byte
+	seq  uint32
 }
 
-func newAddrRequester(t selftests.T, s *selftests.NS, p netip.Prefix) *addrRequester {
+// newArmedRequest makes r's bytes for k, which must be bound already: an
+// autobind in the armed section would allocate.
+func newArmedRequest(t selftests.T, k *selftests.Sock, r rtnl.Request) *armedRequest {
 	t.Helper()
-	// Bound now: an autobind in the armed section would allocate.
-	k := s.Socket("requester")
-	m := rtnl.NewAddr(rtnl.LoopbackIndex, p).Msg
+	m := r.Msg
 	m.Header.Flags |= netlink.Request | netlink.Acknowledge
 	m.Header.Sequence = rtnl.NextSeq()
 	m.Header.PID = k.Portid()
@@ -357,7 +356,20 @@ func newAddrRequester(t selftests.T, s *selftests.NS, p netip.Prefix) *addrReque
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
-	return &addrRequester{sock: k.Socket, msg: b, seq: m.Header.Sequence, prefix: p}
+	return &armedRequest{sock: k.Socket, msg: b, seq: m.Header.Sequence}
+}
+
+// addrRequester sends one RTM_NEWADDR, always the same bytes, from a
+// socket of its own in the source netns.
+type addrRequester struct {
+	*armedRequest
+	prefix netip.Prefix
+}
+
+func newAddrRequester(t selftests.T, s *selftests.NS, p netip.Prefix) *addrRequester {
+	t.Helper()
+	k := s.Socket("requester")
+	return &addrRequester{armedRequest: newArmedRequest(t, k, rtnl.NewAddr(rtnl.LoopbackIndex, p)), prefix: p}
 }
 
 // event is the request as an AddrEvent, for the messages it causes.
@@ -389,7 +401,7 @@ func (a attempt) String() string {
 // syscalls on buffers made beforehand, so that the thread's injectable
 // allocations are the request's. The thread is retired afterwards, with
 // fail-nth at 0 anyway.
-func (r *addrRequester) send(t selftests.T, n int) attempt {
+func (r *armedRequest) send(t selftests.T, n int) attempt {
 	t.Helper()
 	a := attempt{n: n, ackErrno: -1}
 	arm := []byte(strconv.Itoa(n))
