@@ -78,7 +78,10 @@ func nsidNotificationAllocFailureENOMEM(t selftests.T) {
 			foreign.Expect()
 			return
 		case errors.Is(err, unix.ENOBUFS):
-			t.Fatalf("fail-nth %d: %s got ENOBUFS; want ENOMEM (rtnl_net_notifyid() reports its allocation's error) or the notification; tried: %s", n, probe, strings.Join(tried, "; "))
+			// A broadcast clone's failure (netlink_overrun()): it comes
+			// after rtnl_net_notifyid()'s allocation, whose failure an
+			// earlier N made without telling the group.
+			t.Fatalf("fail-nth %d: %s got ENOBUFS, an overrun (a failed broadcast clone); want ENOMEM, which rtnl_net_notifyid() reports when its allocation fails, and that allocation comes before any clone: an earlier fail-nth failed it without an error reaching the group; tried: %s", n, probe, strings.Join(tried, "; "))
 		case errors.Is(err, nlsock.ErrEmpty):
 			tried = append(tried, fmt.Sprintf("%d: %s, no notification", n, a))
 		case err != nil:
