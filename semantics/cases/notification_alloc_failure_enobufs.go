@@ -95,52 +95,25 @@ func notificationAllocFailureENOBUFS(t selftests.T) {
 	foreign.Expect()
 
 	req := newAddrRequester(t, s, add.Prefix)
-	var tried []string
-	for n := 1; n <= maxFailNth; n++ {
-		p := startPoller(t, polled)
-		dropsBefore := drops(t, s, probe)
-		a := req.send(t, n)
-		if !a.fired {
-			t.Fatalf("fail-nth %d did not fire: the RTM_NEWADDR made fewer than %d injectable allocations, and failing each in turn never made %s fail with ENOBUFS; tried: %s",
-				n, n, probe, strings.Join(tried, "; "))
-		}
-		d, err := probe.Recv()
-		switch {
-		case errors.Is(err, unix.ENOBUFS):
-			if selftests.Verbose() {
-				t.Logf("fail-nth %d failed rtmsg_ifa()'s allocation; before it: %s", n, strings.Join(tried, "; "))
-			}
-			groupTold(t, a, p, dropsBefore, everyone, req.event(), tried)
-			return
-		case errors.Is(err, nlsock.ErrEmpty):
-			tried = append(tried, fmt.Sprintf("%d: %s, no notification", n, a))
-		case err != nil:
-			t.Fatalf("fail-nth %d: %s: %v", n, probe, err)
-		case len(d.Msgs) == 0:
-			t.Fatalf("fail-nth %d: %s: an empty datagram", n, probe)
-		default:
-			tried = append(tried, fmt.Sprintf("%d: %s, notification %s", n, a, rtnl.Describe(d.Msgs[0])))
-		}
-		p.stop(t)
-		// Back to no address, every queue empty. Before rtmsg_ifa()'s
-		// allocation, a failure either stops the request or leaves the
-		// notification whole: no socket has an error to show.
-		if _, err := s.Ctl.Do(rtnl.DelAddr(rtnl.LoopbackIndex, add.Prefix)); err != nil && !errors.Is(err, unix.EADDRNOTAVAIL) {
-			t.Fatalf("after fail-nth %d: %v", n, err)
-		}
-		for _, k := range everyone {
-			got, err := k.Transcript()
-			if err != nil {
+	var p *poller
+	var dropsBefore uint64
+	a, tried := failNthSearch{
+		request: "RTM_NEWADDR", alloc: "rtmsg_ifa()'s", probe: probe, want: unix.ENOBUFS,
+		send: func(n int) attempt {
+			p = startPoller(t, polled)
+			dropsBefore = drops(t, s, probe)
+			return req.send(t, n)
+		},
+		// Back to no address, every queue empty.
+		tidy: func(n int) {
+			p.stop(t)
+			if _, err := s.Ctl.Do(rtnl.DelAddr(rtnl.LoopbackIndex, add.Prefix)); err != nil && !errors.Is(err, unix.EADDRNOTAVAIL) {
 				t.Fatalf("after fail-nth %d: %v", n, err)
 			}
-			for _, l := range got {
-				if l.Err != nil {
-					t.Fatalf("after fail-nth %d (%s): %s got %s, before %s had any error", n, a, k, l, probe)
-				}
-			}
-		}
-	}
-	t.Fatalf("no ENOBUFS on %s with fail-nth 1 to %d; tried: %s", probe, maxFailNth, strings.Join(tried, "; "))
+		},
+		clean: everyone,
+	}.run(t)
+	groupTold(t, a, p, dropsBefore, everyone, req.event(), tried)
 }
 
 // maxFailNth bounds the search, which ends long before, at the first N

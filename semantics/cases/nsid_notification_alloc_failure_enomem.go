@@ -3,14 +3,11 @@
 package cases
 
 import (
-	"errors"
 	"fmt"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"nlmcast/selftests"
-	"nlmcast/selftests/nlsock"
 	"nlmcast/selftests/rtnl"
 )
 
@@ -30,7 +27,7 @@ import (
 // ENOMEM, which recvmsg() returns once. rtnl_net_newid() returns 0 whatever
 // the notification did. The same in 6.1 and 6.12.
 //
-// The search is notification_alloc_failure_enobufs's: fail-nth N = 1, 2,
+// The search (failNthSearch, as in notification_alloc_failure_enobufs): fail-nth N = 1, 2,
 // ... on a thread that sends one RTM_NEWNSID (the kernel to choose the id)
 // until the probe reads ENOMEM. An id once given cannot be taken back, so
 // each attempt asks for a peer of its own.
@@ -52,59 +49,22 @@ func nsidNotificationAllocFailureENOMEM(t selftests.T) {
 	quiet.Expect(given.NewNSID())
 	foreign.Expect()
 
-	var tried []string
-	for n := 1; n <= maxFailNth; n++ {
-		peer := selftests.NewNS(t, fmt.Sprintf("P%d", n))
-		req := newArmedRequest(t, requester, rtnl.NewNSID(peer.FD(), -1))
-		a := req.send(t, n)
-		if !a.fired {
-			t.Fatalf("fail-nth %d did not fire: the RTM_NEWNSID made fewer than %d injectable allocations, and failing each in turn never made %s fail with ENOMEM; tried: %s",
-				n, n, probe, strings.Join(tried, "; "))
-		}
-		d, err := probe.Recv()
-		switch {
-		case errors.Is(err, unix.ENOMEM):
-			if selftests.Verbose() {
-				t.Logf("fail-nth %d failed rtnl_net_notifyid()'s allocation; before it: %s", n, strings.Join(tried, "; "))
-			}
-			if a.sendErr != nil || a.recvErr != nil || a.ackErrno != 0 {
-				t.Errorf("RTM_NEWNSID for netns %s with fail-nth %d: %s; want an ACK with errno 0: the id is given though its notification failed", peer.Name, n, a)
-			}
-			if id := o.IDOf(peer); id == rtnl.NotAssigned {
-				t.Errorf("netns O has no id for netns %s after the RTM_NEWNSID that was ACKed", peer.Name)
-			}
-			probe.Expect()
-			quiet.Expect(selftests.RecvError(unix.ENOMEM))
-			foreign.Expect()
-			return
-		case errors.Is(err, unix.ENOBUFS):
-			// A broadcast clone's failure (netlink_overrun()): it comes
-			// after rtnl_net_notifyid()'s allocation, whose failure an
-			// earlier N made without telling the group.
-			t.Fatalf("fail-nth %d: %s got ENOBUFS, an overrun (a failed broadcast clone); want ENOMEM, which rtnl_net_notifyid() reports when its allocation fails, and that allocation comes before any clone: an earlier fail-nth failed it without an error reaching the group; tried: %s", n, probe, strings.Join(tried, "; "))
-		case errors.Is(err, nlsock.ErrEmpty):
-			tried = append(tried, fmt.Sprintf("%d: %s, no notification", n, a))
-		case err != nil:
-			t.Fatalf("fail-nth %d: %s: %v", n, probe, err)
-		case len(d.Msgs) == 0:
-			t.Fatalf("fail-nth %d: %s: an empty datagram", n, probe)
-		default:
-			tried = append(tried, fmt.Sprintf("%d: %s, notification %s", n, a, rtnl.Describe(d.Msgs[0])))
-		}
-		// Before rtnl_net_notifyid()'s allocation a failure stops the
-		// request or leaves the notification whole: no socket has an
-		// error to show.
-		for _, k := range []*selftests.Sock{quiet, foreign} {
-			got, err := k.Transcript()
-			if err != nil {
-				t.Fatalf("after fail-nth %d: %v", n, err)
-			}
-			for _, l := range got {
-				if l.Err != nil {
-					t.Fatalf("after fail-nth %d (%s): %s got %s, before %s had any error", n, a, k, l, probe)
-				}
-			}
-		}
+	var peer *selftests.NS
+	a, _ := failNthSearch{
+		request: "RTM_NEWNSID", alloc: "rtnl_net_notifyid()'s", probe: probe, want: unix.ENOMEM,
+		send: func(n int) attempt {
+			peer = selftests.NewNS(t, fmt.Sprintf("P%d", n))
+			return newArmedRequest(t, requester, rtnl.NewNSID(peer.FD(), -1)).send(t, n)
+		},
+		clean: []*selftests.Sock{quiet, foreign},
+	}.run(t)
+	if a.sendErr != nil || a.recvErr != nil || a.ackErrno != 0 {
+		t.Errorf("RTM_NEWNSID for netns %s with fail-nth %d: %s; want an ACK with errno 0: the id is given though its notification failed", peer.Name, a.n, a)
 	}
-	t.Fatalf("no ENOMEM on %s with fail-nth 1 to %d; tried: %s", probe, maxFailNth, strings.Join(tried, "; "))
+	if id := o.IDOf(peer); id == rtnl.NotAssigned {
+		t.Errorf("netns O has no id for netns %s after the RTM_NEWNSID that was ACKed", peer.Name)
+	}
+	probe.Expect()
+	quiet.Expect(selftests.RecvError(unix.ENOMEM))
+	foreign.Expect()
 }
