@@ -245,9 +245,11 @@ func (s *Socket) Recv() (Datagram, error) {
 		return Datagram{}, err
 	}
 	var d Datagram
-	if nl, ok := from.(*unix.SockaddrNetlink); ok {
-		d.FromPid, d.FromMask = nl.Pid, nl.Groups
+	nl, err := senderAddr(from)
+	if err != nil {
+		return Datagram{}, s.wrap("msg_name", err)
 	}
+	d.FromPid, d.FromMask = nl.Pid, nl.Groups
 	if err := d.parseControl(oob); err != nil {
 		return Datagram{}, s.wrap("control messages", err)
 	}
@@ -255,6 +257,19 @@ func (s *Socket) Recv() (Datagram, error) {
 		return Datagram{}, s.wrap("parse", err)
 	}
 	return d, nil
+}
+
+// senderAddr checks the sender's address recvmsg() returned:
+// netlink_recvmsg() fills every field of it, nl_pad with 0.
+func senderAddr(from unix.Sockaddr) (*unix.SockaddrNetlink, error) {
+	nl, ok := from.(*unix.SockaddrNetlink)
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("%T, want a netlink address", from)
+	case nl.Pad != 0:
+		return nil, fmt.Errorf("nl_pad %d, want 0 (nl_pid %d, nl_groups %#x)", nl.Pad, nl.Pid, nl.Groups)
+	}
+	return nl, nil
 }
 
 // recvmsg reads (or with MSG_PEEK, peeks at) one datagram into the
