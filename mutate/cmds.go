@@ -265,14 +265,11 @@ const bootAppend = "oops=panic no_timer_check"
 const faultAppend = "slub_debug=A,skbuff_head_cache"
 
 // failnthCases are the stress program's cases that need fault injection
-// (fail-nth): the semantics table's FaultInjection cases, with the switch
-// at 0 and then at 1, named as the stress program names them.
+// (fail-nth), by the names it runs them under.
 func failnthCases() string {
 	var l []string
-	for _, v := range []string{"0", "1"} {
-		for _, c := range cases.FaultInjection {
-			l = append(l, "failnth"+v+"."+c.Name)
-		}
+	for _, c := range cases.FaultInjectionInModes() {
+		l = append(l, c.Name)
 	}
 	return strings.Join(l, ",")
 }

@@ -76,7 +76,7 @@ const setupAllowance = 5 * time.Minute
 // report from their teardown fails it and not the next mode; and its
 // verdict rests on the kernel log being read (RequireKernelLog).
 func modeCases() ([]selftests.Case, error) {
-	cases := make([]selftests.Case, len(modes), len(modes)+2*len(semantics.FaultInjection))
+	cases := make([]selftests.Case, len(modes))
 	for i, m := range modes {
 		cases[i] = selftests.Case{
 			Name:             m.name,
@@ -87,15 +87,7 @@ func modeCases() ([]selftests.Case, error) {
 			Run:              func(t selftests.T) { runModeCase(t, m) },
 		}
 	}
-	for _, v := range []string{"0", "1"} {
-		for _, c := range semantics.FaultInjection {
-			c.Name = "failnth" + v + "." + c.Name
-			c.About = "with the switch at " + v + ": " + c.About
-			c.Run = selftests.InSwitchMode(v, true, c.Run) // at 0 on any kernel, as fixed0
-			cases = append(cases, c)
-		}
-	}
-	return cases, nil
+	return append(cases, semantics.FaultInjectionInModes()...), nil
 }
 
 // cpus are the CPUs the program may run on (findCPUs).

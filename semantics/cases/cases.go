@@ -29,6 +29,23 @@ var FaultInjection = []selftests.Case{
 	{Name: "nsid_notification_alloc_failure_enomem", Run: nsidNotificationAllocFailureENOMEM, About: "an RTM_NEWNSID the kernel cannot allocate (fail-nth) is ENOMEM once to each RTNLGRP_NSID member in its netns, NO_ENOBUFS ones included; the id is given"},
 }
 
+// FaultInjectionInModes is FaultInjection as the stress program runs it:
+// each case with the switch at 0 (on any kernel, as an unpatched kernel
+// walks every subscriber, as 0 does), named failnth0.NAME, then at 1,
+// failnth1.NAME.
+func FaultInjectionInModes() []selftests.Case {
+	var out []selftests.Case
+	for _, v := range []string{"0", "1"} {
+		for _, c := range FaultInjection {
+			c.Name = "failnth" + v + "." + c.Name
+			c.About = "with the switch at " + v + ": " + c.About
+			c.Run = selftests.InSwitchMode(v, true, c.Run)
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 var All = group(Group, []selftests.Case{
 	{Name: "local_subscriber_delivery", Run: localSubscriberDelivery, About: "a subscriber in the source netns gets every notification of its groups once, by bind bitmask or NETLINK_ADD_MEMBERSHIP, and nothing of other groups"},
 	{Name: "foreign_plain_subscriber_isolated", Run: foreignPlainSubscriberIsolated, About: "a subscriber in another netns without LISTEN_ALL_NSID gets nothing, even with nsids mapped both ways"},
