@@ -23,8 +23,8 @@ import (
 
 // Unregistered returns the case functions of the Go package in dir that
 // no case of table runs: every top-level function of the form
-// `func name(t selftests.T)` (a case's shape; helpers take more) whose
-// name is not the Run of a case. A case may also run a function through
+// `func name(t selftests.T)` (a case's shape; helpers take more, or mark
+// themselves with t.Helper() first) whose name is not the Run of a case. A case may also run a function through
 // a wrapper (a closure), which the table's Run then names instead: list
 // such functions in wrapped.
 func Unregistered(dir string, table []selftests.Case, wrapped ...string) ([]string, error) {
@@ -55,7 +55,7 @@ func Unregistered(dir string, table []selftests.Case, wrapped ...string) ([]stri
 		}
 		for _, d := range f.Decls {
 			fn, ok := d.(*ast.FuncDecl)
-			if !ok || fn.Recv != nil || !isCaseShape(fn.Type) || run[fn.Name.Name] {
+			if !ok || fn.Recv != nil || !isCaseShape(fn.Type) || marksHelper(fn) || run[fn.Name.Name] {
 				continue
 			}
 			missing = append(missing, fmt.Sprintf("%s (%s)", fn.Name.Name, filepath.Base(path)))
@@ -81,6 +81,29 @@ func isCaseShape(ft *ast.FuncType) bool {
 	}
 	pkg, ok := sel.X.(*ast.Ident)
 	return ok && pkg.Name == "selftests" && sel.Sel.Name == "T"
+}
+
+// marksHelper reports whether fn's first statement is a call of
+// Helper() on its parameter: a helper of the case's shape (one that only
+// prepares what the case needs), which no case table lists.
+func marksHelper(fn *ast.FuncDecl) bool {
+	if fn.Body == nil || len(fn.Body.List) == 0 || len(fn.Type.Params.List[0].Names) != 1 {
+		return false
+	}
+	es, ok := fn.Body.List[0].(*ast.ExprStmt)
+	if !ok {
+		return false
+	}
+	call, ok := es.X.(*ast.CallExpr)
+	if !ok || len(call.Args) != 0 {
+		return false
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "Helper" {
+		return false
+	}
+	recv, ok := sel.X.(*ast.Ident)
+	return ok && recv.Name == fn.Type.Params.List[0].Names[0].Name
 }
 
 // TB is the part of testing.TB Check uses.

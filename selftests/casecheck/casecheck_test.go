@@ -13,9 +13,10 @@ import (
 
 func registered(t selftests.T) {}
 
-// A directory with a registered case, a forgotten one, a helper of
-// another shape and a method of the case shape: only the forgotten one is
-// reported.
+// A directory with a registered case, a forgotten one, helpers of another
+// shape, a helper of the case's shape that says so with t.Helper(), and a
+// method of the case shape: only the forgotten ones are reported (one
+// calls Helper, but not first, on its t).
 func TestUnregistered(t *testing.T) {
 	dir := t.TempDir()
 	src := `package cases
@@ -26,6 +27,8 @@ func registered(t selftests.T) {}
 func forgotten(t selftests.T)  {}
 func helper(t selftests.T, n int) {}
 func result(t selftests.T) int { return 0 }
+func prepares(t selftests.T) { t.Helper() }
+func forgottenToo(t selftests.T) { t.Logf("x"); t.Helper() }
 
 type x struct{}
 
@@ -38,10 +41,10 @@ func (x) method(t selftests.T) {}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"forgotten (a.go)"}; !reflect.DeepEqual(got, want) {
+	if want := []string{"forgotten (a.go)", "forgottenToo (a.go)"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Unregistered = %q, want %q", got, want)
 	}
-	got, _ = Unregistered(dir, []selftests.Case{{Name: "registered", Run: registered}}, "forgotten")
+	got, _ = Unregistered(dir, []selftests.Case{{Name: "registered", Run: registered}}, "forgotten", "forgottenToo")
 	if len(got) != 0 {
 		t.Errorf("with forgotten listed as wrapped: %q, want nothing", got)
 	}
