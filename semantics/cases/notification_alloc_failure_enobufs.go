@@ -61,9 +61,7 @@ import (
 // in ppoll() on it: the wake-up is the only thing that tells a reported
 // error from an error nobody is woken for.
 func notificationAllocFailureENOBUFS(t selftests.T) {
-	if before := openFailNth(t); selftests.Verbose() {
-		t.Logf("failslab was %s; it is put back when the case ends", before)
-	}
+	openFailNth(t)
 	s, o := selftests.NewNS(t, "S"), selftests.NewNS(t, "O")
 	id := o.Map(s, 7).ID
 	group := selftests.Join(unix.RTNLGRP_IPV4_IFADDR)
@@ -183,14 +181,14 @@ var failslabForFailNth = [][2]string{
 
 // openFailNth prepares failslab for fail-nth and puts its settings back
 // when the case ends, or SKIPs the case naming what the kernel or the
-// program lacks. It returns the settings it found and where. Where
+// program lacks. With -v it logs the settings it found and where. Where
 // debugfs is not mounted, it is mounted in a mount namespace of a thread
 // of its own, which ends once failslab's files are open: no one else ever
 // sees the mount, and it goes with the last file, whichever way the case
 // ends. The settings are global, yet they change nothing for the cases
 // running beside this one: failslab fails nothing at probability 0 but
 // where a thread armed fail-nth, and only this case's request threads do.
-func openFailNth(t selftests.T) (before string) {
+func openFailNth(t selftests.T) {
 	t.Helper()
 	if _, err := os.Stat(failNthFile); err != nil {
 		t.Skipf("no %s (%v): the kernel lacks CONFIG_FAULT_INJECTION, with which the case makes a notification's allocation fail", failNthFile, err)
@@ -247,7 +245,9 @@ func openFailNth(t selftests.T) (before string) {
 			t.Fatalf("set failslab's %s to %s: %v", failslabForFailNth[i][0], failslabForFailNth[i][1], err)
 		}
 	}
-	return strings.Join(was, " ") + " (" + where + ")"
+	if selftests.Verbose() {
+		t.Logf("failslab was %s (%s); it is put back when the case ends", strings.Join(was, " "), where)
+	}
 }
 
 // openFailslab opens failslab's files of failslabForFailNth, read-write,
