@@ -55,14 +55,14 @@ const (
 // A result line of a program's TAP (one "# " deeper under the runner),
 // and the runner's own lines, which name a program and not a case.
 var (
-	notOKLine  = regexp.MustCompile(`^(?:# )*not ok \d+ (\S+)(.*)$`)
-	okLine     = regexp.MustCompile(`^(?:# )*ok \d+ (\S+)(.*)$`)
-	runnerLine = regexp.MustCompile(`^(?:# )*(?:not )?ok \d+ selftests: `)
+	notOKLine = regexp.MustCompile(`^(?:# )*not ok \d+ (\S+)(.*)$`)
+	okLine    = regexp.MustCompile(`^(?:# )*ok \d+ (\S+)(.*)$`)
+	// The runner's line: whether the program failed, and its name.
+	runnerLine = regexp.MustCompile(`^(?:# )*(not )?ok \d+ selftests: \S+ (\S+)`)
 	// A program that stops on its own check rather than a case's (the
 	// kernel never tore its namespaces down) says why in a "Bail out!"
 	// line, and the runner then fails the program.
-	bailLine       = regexp.MustCompile(`^(?:# )*Bail out!\s*(.*)$`)
-	runnerNotOKRun = regexp.MustCompile(`^(?:# )*not ok \d+ selftests: \S+ (\S+)`)
+	bailLine = regexp.MustCompile(`^(?:# )*Bail out!\s*(.*)$`)
 )
 
 // boot runs vmtest on image and classifies what it saw. The watchdog kills
@@ -128,13 +128,14 @@ loop:
 			if b := bailLine.FindStringSubmatch(l); b != nil {
 				bail = b[1]
 			}
+			rm := runnerLine.FindStringSubmatch(l)
 			switch {
-			case runnerLine.MatchString(l):
+			case rm != nil:
 				// A program that failed after a Bail out! with no failed
 				// case: the suite caught the mutant by the program's own
 				// check, which the bail line names.
-				if rm := runnerNotOKRun.FindStringSubmatch(l); rm != nil && bail != "" && !strings.Contains(l, "# TIMEOUT") {
-					failed = append(failed, rm[1]+": Bail out! "+bail)
+				if rm[1] != "" && bail != "" && !strings.Contains(l, "# TIMEOUT") {
+					failed = append(failed, rm[2]+": Bail out! "+bail)
 				}
 				bail = ""
 			case okm != nil && strings.Contains(okm[2], "# SKIP"):
@@ -150,7 +151,7 @@ loop:
 			if len(failed) > 0 && plan.failFast {
 				stop("fail-fast: first failed case")
 			}
-			if m != nil && runnerLine.MatchString(l) && strings.Contains(l, "# TIMEOUT") {
+			if m != nil && rm != nil && strings.Contains(l, "# TIMEOUT") {
 				hung = true
 				stopReason = strings.TrimSpace(strings.TrimLeft(l, "# "))
 			}
