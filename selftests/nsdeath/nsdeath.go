@@ -233,7 +233,14 @@ func (w *Witness) Wait(timeout time.Duration) error {
 	p := <-w.spare
 	defer func() { go w.makeSpare() }()
 	if p.err != nil {
-		return fmt.Errorf("namespace teardown barrier: %w", p.err)
+		// The spare is made while the program runs: a case at its file
+		// limit (EMFILE) starves it. Make it again, now that the
+		// tracked namespaces' handles are closed.
+		ns, err := netns.NewUntold("nsdeath-probe")
+		if err != nil {
+			return fmt.Errorf("namespace teardown barrier: %w (made ahead: %v)", err, p.err)
+		}
+		p = spareProbe{ns: ns}
 	}
 	err := w.Track(p.ns, "")
 	p.ns.Close()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -64,5 +65,19 @@ func TestWaitNamesWhatOutlivesTheDeadline(t *testing.T) {
 	err := w.Wait(2 * time.Second)
 	if !errors.Is(err, errTimeout) || !strings.Contains(err.Error(), "kept (id ") || strings.Contains(err.Error(), "gone") {
 		t.Fatalf("Wait = %v, want errTimeout naming only netns kept", err)
+	}
+}
+
+// A barrier probe that could not be made ahead (the program was at its
+// file limit then) is made again when Wait needs it.
+func TestWaitRemakesAStarvedProbe(t *testing.T) {
+	w := newWitness(t)
+	if p := <-w.spare; p.ns != nil {
+		p.ns.Close()
+	}
+	w.spare <- spareProbe{err: syscall.EMFILE}
+	track(t, w, "a").Close()
+	if err := w.Wait(30 * time.Second); err != nil {
+		t.Fatal(err)
 	}
 }
