@@ -59,6 +59,7 @@ var All = append(group(Group, []selftests.Case{
 	{Name: "bind_bitmask_membership", Run: bindBitmaskMembership, About: "bind() subscribes groups 1-32 by bitmask; a re-bind replaces them (its portid must match) and keeps groups above 32"},
 	{Name: "setsockopt_add_drop_membership", Run: setsockoptAddDropMembership, About: "ADD/DROP_MEMBERSHIP set and clear one group each, idempotently; group 0 and groups above RTNLGRP_MAX are EINVAL"},
 	{Name: "groups_above_32", Run: groupsAbove32, About: "groups above 32 follow the same delivery rules: once locally with PKTINFO and nl_groups 0, with the nsid to a mapping ALL_NSID member"},
+	{Name: "scm_credentials_reported", Run: scmCredentialsReported, About: "SO_PASSCRED adds SCM_CREDENTIALS to every datagram: the kernel's (0/0/0) with notifications and ACKs, a user sender's own pid, uid and gid"},
 	{Name: "short_buffer_msg_trunc", Run: shortBufferMsgTrunc, About: "a notification read into a buffer of its size comes whole; one byte short it is cut with MSG_TRUNC; MSG_TRUNC in the flags returns its full length"},
 	{Name: "pktinfo_group_reporting", Run: pktinfoGroupReporting, About: "NETLINK_PKTINFO gives the delivering group on every message (with the nsid for ALL_NSID), and stops at once when cleared"},
 	{Name: "socket_close_unsubscribes", Run: socketCloseUnsubscribes, About: "closing a subscribed socket, queue unread, takes it out of delivery and leaves the other subscribers exactly as they were"},
