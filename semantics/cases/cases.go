@@ -52,6 +52,7 @@ var All = append(group(Group, []selftests.Case{
 	{Name: "all_nsid_unmapped_source_ignored", Run: allNSIDUnmappedSourceIgnored, About: "a LISTEN_ALL_NSID subscriber gets nothing from a netns it has no id for, and the next event, tagged, once it maps it"},
 	{Name: "all_nsid_mapped_source_reports_nsid", Run: allNSIDMappedSourceReportsNSID, About: "LISTEN_ALL_NSID subscribers get a mapped source's notification once, with their own netns's id for it (0 included)"},
 	{Name: "ipv6_address_notified", Run: ipv6AddressNotified, About: "IPv6 address notifications, sent with GFP_ATOMIC, reach local and mapping ALL_NSID subscribers once, seq 0 pid 0: RTM_NEWADDR after DAD work, RTM_DELADDR before the ACK"},
+	{Name: "neighbour_resolved_notified", Run: neighbourResolvedNotified, About: "a neighbour ARP resolves is notified from the receive softirq (atomic context) to local and mapping ALL_NSID subscribers once: reachable in the sender's netns, stale in the peer's"},
 	{Name: "address_delete_notified", Run: addressDeleteNotified, About: "deleting an address notifies RTM_DELADDR then RTM_DELROUTE locally and to a mapping LISTEN_ALL_NSID subscriber, not to a foreign plain one"},
 	{Name: "local_all_nsid_single_copy", Run: localAllNSIDSingleCopy, About: "a LISTEN_ALL_NSID subscriber in the source netns gets each local notification exactly once, without an nsid"},
 	{Name: "all_nsid_option_toggle_live", Run: allNSIDOptionToggleLive, About: "LISTEN_ALL_NSID on and off takes effect on the next notification, independent of group membership; getsockopt reads it back"},
