@@ -58,7 +58,7 @@ var All = append(group(Group, []selftests.Case{
 	{Name: "all_nsid_option_toggle_live", Run: allNSIDOptionToggleLive, About: "LISTEN_ALL_NSID on and off takes effect on the next notification, independent of group membership; getsockopt reads it back"},
 	{Name: "all_nsid_requires_cap_net_broadcast", Run: allNSIDRequiresCapNetBroadcast, About: "setting LISTEN_ALL_NSID needs CAP_NET_BROADCAST (EPERM), and a listener whose opener lacked it gets no foreign notification"},
 	{Name: "sender_and_portid_excluded", Run: senderAndPortidExcluded, About: "a multicast skips its sender and every socket whose portid is the excluded one, in every netns"},
-	{Name: "bind_bitmask_membership", Run: bindBitmaskMembership, About: "bind() subscribes groups 1-32 by bitmask; a re-bind replaces them (its portid must match) and keeps groups above 32"},
+	{Name: "bind_bitmask_membership", Run: bindBitmaskMembership, About: "bind() subscribes groups 1-32 by bitmask; a re-bind replaces them (its portid must match) and keeps groups above 32; the MROUTE_R bits need CAP_NET_ADMIN"},
 	{Name: "setsockopt_add_drop_membership", Run: setsockoptAddDropMembership, About: "ADD/DROP_MEMBERSHIP set and clear one group each, idempotently; group 0 and groups above RTNLGRP_MAX are EINVAL"},
 	{Name: "groups_above_32", Run: groupsAbove32, About: "groups above 32 follow the same delivery rules: once locally with PKTINFO and nl_groups 0, with the nsid to a mapping ALL_NSID member"},
 	{Name: "scm_credentials_reported", Run: scmCredentialsReported, About: "SO_PASSCRED adds SCM_CREDENTIALS to every datagram: the kernel's (0/0/0) with notifications and ACKs, a user sender's own pid, uid and gid"},
