@@ -147,6 +147,18 @@ func (s *Socket) Memberships() ([]uint32, error) {
 			return nil, fmt.Errorf("%s: NETLINK_LIST_MEMBERSHIPS said %d bytes but wrote byte %d too (% x)", s, n, i, buf[n:i+1])
 		}
 	}
+	// A buffer of exactly that size gets the same words.
+	exact := bytes.Repeat([]byte{canary}, n)
+	if n > 0 {
+		m, err := getsockopt(s.fd, unix.SOL_NETLINK, unix.NETLINK_LIST_MEMBERSHIPS, exact)
+		if err != nil {
+			return nil, s.wrap(fmt.Sprintf("NETLINK_LIST_MEMBERSHIPS into %d bytes", n), err)
+		}
+		if m != n || !bytes.Equal(exact, buf[:n]) {
+			return nil, fmt.Errorf("%s: NETLINK_LIST_MEMBERSHIPS into %d bytes: %d bytes, % x; into %d: %d bytes, % x",
+				s, n, m, exact, len(buf), n, buf[:n])
+		}
+	}
 	var groups []uint32
 	for w := 0; w+4 <= n; w += 4 {
 		word := binary.NativeEndian.Uint32(buf[w:])
