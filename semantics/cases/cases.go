@@ -46,7 +46,7 @@ func FaultInjectionInModes() []selftests.Case {
 	return out
 }
 
-var All = group(Group, []selftests.Case{
+var All = append(group(Group, []selftests.Case{
 	{Name: "local_subscriber_delivery", Run: localSubscriberDelivery, About: "a subscriber in the source netns gets every notification of its groups once, by bind bitmask or NETLINK_ADD_MEMBERSHIP, and nothing of other groups"},
 	{Name: "foreign_plain_subscriber_isolated", Run: foreignPlainSubscriberIsolated, About: "a subscriber in another netns without LISTEN_ALL_NSID gets nothing, even with nsids mapped both ways"},
 	{Name: "all_nsid_unmapped_source_ignored", Run: allNSIDUnmappedSourceIgnored, About: "a LISTEN_ALL_NSID subscriber gets nothing from a netns it has no id for, and the next event, tagged, once it maps it"},
@@ -79,7 +79,11 @@ var All = group(Group, []selftests.Case{
 	{Name: "tc_echo_without_listener", Run: tcEchoWithoutListener, About: "with no RTNLGRP_TC listener, tc requests take effect and an ECHO requester gets exactly its own notifications"},
 	{Name: "tc_foreign_listener_gets_nothing", Run: tcForeignListenerGetsNothing, About: "RTNLGRP_TC listeners only in another netns make tc build notifications, but none reaches them"},
 	{Name: "tc_subscribed_echo_single_copy", Run: tcSubscribedEchoSingleCopy, About: "an ECHO requester subscribed to RTNLGRP_TC gets each notification once (its own as the echo), then the ACK"},
-})
+}),
+	// Alone, after the group: where its sockets are RTNLGRP_TC's only
+	// members, a member missing from the listeners bitmap gets nothing.
+	selftests.Case{Name: "tc_listener_by_bind", Run: tcListenerByBind, About: "a socket that joined RTNLGRP_TC by bind() or re-bind alone is a listener: tc notifies it; a re-bind without the group ends that"},
+)
 
 // Group is the table's selftests.Case.Group.
 const Group = "semantics"
