@@ -54,8 +54,8 @@ var funcSets = map[string]funcSet{
 	},
 	"net_namespace-nsid": {
 		file:  "net/core/net_namespace.c",
-		doc:   "peernet2id and friends: the nsid a listener's cmsg carries",
-		funcs: []string{"alloc_netid", "net_eq_idr", "__peernet2id", "peernet2id_alloc", "peernet2id", "peernet_has_id", "get_net_ns_by_id", "rtnl_net_notifyid"},
+		doc:   "peernet2id and friends: the nsid a listener's cmsg carries, and the nsid requests and notifications (RTM_NEWNSID, RTM_GETNSID and its dump, RTM_DELNSID when a netns dies)",
+		funcs: []string{"alloc_netid", "net_eq_idr", "__peernet2id", "peernet2id_alloc", "peernet2id", "peernet_has_id", "get_net_ns_by_id", "rtnl_net_notifyid", "rtnl_net_newid", "rtnl_net_getid", "rtnl_net_fill", "unhash_nsid", "rtnl_net_dumpid_one", "rtnl_net_dumpid", "rtnl_valid_dump_net_req"},
 	},
 }
 

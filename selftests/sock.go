@@ -38,6 +38,7 @@ type sockConfig struct {
 	rcvbuf   int
 	forceBuf bool
 	ownBuf   bool // set by RcvBuf or RcvBufForce
+	passCred bool
 }
 
 // Proto selects the netlink protocol (default NETLINK_ROUTE).
@@ -58,6 +59,10 @@ func Join(groups ...uint32) Option {
 // With enables SOL_NETLINK flag options (NETLINK_LISTEN_ALL_NSID,
 // NETLINK_PKTINFO, ...) before any group is joined.
 func With(opts ...int) Option { return func(c *sockConfig) { c.opts = append(c.opts, opts...) } }
+
+// PassCred sets SO_PASSCRED: each datagram comes with its sender's
+// credentials, which the socket's transcript then shows.
+func PassCred() Option { return func(c *sockConfig) { c.passCred = true } }
 
 // RcvBuf sets the receive buffer with SO_RCVBUF (capped at rmem_max; 1
 // gives the kernel's minimum) instead of the default.
@@ -136,6 +141,11 @@ func (n *NS) configure(s *nlsock.Socket, c sockConfig) *Sock {
 	}
 	for _, o := range c.opts {
 		sock.SetFlag(o, true)
+	}
+	if c.passCred {
+		if err := s.SetPassCred(true); err != nil {
+			n.t.Fatalf("%v", err)
+		}
 	}
 	if err := s.Bind(c.pid, c.mask); err != nil {
 		n.t.Fatalf("%v", err)

@@ -24,8 +24,9 @@ type Line struct {
 	FromMask uint32 // msg_name nl_groups
 	PktInfo  *uint32
 	NSID     *int32
-	Detail   string // rtnl.Describe of the payload
-	Err      error  // a recvmsg error (ENOBUFS) instead of a message
+	Creds    *unix.Ucred // SCM_CREDENTIALS
+	Detail   string      // rtnl.Describe of the payload
+	Err      error       // a recvmsg error (ENOBUFS) instead of a message
 }
 
 func (l Line) String() string {
@@ -39,6 +40,9 @@ func (l Line) String() string {
 	}
 	if l.NSID != nil {
 		fmt.Fprintf(&b, " nsid=%d", *l.NSID)
+	}
+	if l.Creds != nil {
+		fmt.Fprintf(&b, " creds=%d/%d/%d", l.Creds.Pid, l.Creds.Uid, l.Creds.Gid)
 	}
 	if l.Detail != "" {
 		fmt.Fprintf(&b, " [%s]", l.Detail)
@@ -61,7 +65,7 @@ func lines(d nlsock.Datagram) []Line {
 	for _, m := range d.Msgs {
 		out = append(out, Line{
 			Type: uint16(m.Header.Type), Flags: uint16(m.Header.Flags), Seq: m.Header.Sequence, Pid: m.Header.PID,
-			FromPid: d.FromPid, FromMask: d.FromMask, PktInfo: d.Group, NSID: d.NSID,
+			FromPid: d.FromPid, FromMask: d.FromMask, PktInfo: d.Group, NSID: d.NSID, Creds: d.Creds,
 			Detail: rtnl.Describe(m),
 		})
 	}
@@ -69,8 +73,10 @@ func lines(d nlsock.Datagram) []Line {
 }
 
 // Msg is an expected message. The socket it is expected on fills in the
-// rest: msg_name shows the group as a bitmask (0 above 32), and a socket
-// with NETLINK_PKTINFO gets the group in a control message.
+// rest: msg_name shows the group as a bitmask (0 above 32), a socket
+// with NETLINK_PKTINFO gets the group in a control message, and one with
+// SO_PASSCRED the sender's credentials: the kernel's (pid, uid and gid 0)
+// for a message the kernel sent, those given with Creds for a user's.
 type Msg struct {
 	Type     uint16
 	Flags    uint16 // nlmsg_flags, compared exactly on every socket
@@ -79,7 +85,15 @@ type Msg struct {
 	FromPid  uint32 // the sender's portid for user multicast, else 0
 	Detail   string // compared when not empty
 	nsid     *int32
+	creds    *unix.Ucred
 	err      error
+}
+
+// Creds gives the credentials an SO_PASSCRED receiver gets with m, sent
+// by a user socket: the sender's process id and real uid and gid.
+func (m Msg) Creds(pid int32, uid, gid uint32) Msg {
+	m.creds = &unix.Ucred{Pid: pid, Uid: uid, Gid: gid}
+	return m
 }
 
 // NSID says the message comes from another namespace whose id, in the
@@ -130,6 +144,14 @@ func (m Msg) line(s *nlsock.Socket) Line {
 	if s.AllNSID() {
 		l.NSID = m.nsid
 	}
+	if s.PassCred() {
+		// A kernel skb's credentials are zero (__alloc_skb() clears
+		// the control buffer); a user's message must state its own.
+		l.Creds = m.creds
+		if m.creds == nil && m.FromPid == 0 {
+			l.Creds = &unix.Ucred{}
+		}
+	}
 	return l
 }
 
@@ -139,7 +161,7 @@ func (l Line) matches(want Line) bool {
 	}
 	return l.Type == want.Type && l.Flags == want.Flags && l.Seq == want.Seq && l.Pid == want.Pid &&
 		l.FromPid == want.FromPid && l.FromMask == want.FromMask &&
-		eqPtr(l.PktInfo, want.PktInfo) && eqPtr(l.NSID, want.NSID) &&
+		eqPtr(l.PktInfo, want.PktInfo) && eqPtr(l.NSID, want.NSID) && eqPtr(l.Creds, want.Creds) &&
 		(want.Detail == "" || l.Detail == want.Detail)
 }
 

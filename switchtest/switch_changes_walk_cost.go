@@ -14,8 +14,9 @@ import (
 // switchChangesWalkCost: the switch changes the walk, not only a stored
 // value. Delivery is the same in both modes by design, so only the cost
 // tells the walks apart. walkCostDefaults.subscribers ordinary
-// subscribers (bound to groups 1, 5 and 7, not LISTEN_ALL_NSID, never
-// reading) live in four foreign namespaces. A sender in a child
+// subscribers (bound to groups 1, 5 and 7, never reading) live in four
+// foreign namespaces; each had LISTEN_ALL_NSID set once, after its bind,
+// and cleared again. A sender in a child
 // namespace S (not the initial one: the switch must work for every
 // namespace) multicasts NLMSG_NOOPs to group 1 and times its own
 // locked thread's CPU (CLOCK_THREAD_CPUTIME_ID) per sendto, inside which
@@ -30,7 +31,7 @@ import (
 // do_one_broadcast() rejects each foreign one (!net_eq() and no
 // NETLINK_F_LISTEN_ALL_NSID); at 1 it walks netlink_route_mc_head() of
 // S, which holds only the receiver, and the global ALL_NSID list, which
-// holds none of these sockets. A kernel that stores the value and keeps
+// holds none of these sockets: clearing the option took each off it. A kernel that stores the value and keeps
 // walking mc_list gives a ratio near 1 and fails, showing it.
 func switchChangesWalkCost(t selftests.T) {
 	sw := requireSwitch(t)

@@ -139,6 +139,9 @@ func newWalkFixture(t selftests.T, cfg walkCostConfig) *walkFixture {
 					return err
 				}
 				fds = append(fds, fd)
+				if err := listenAllNSIDOnOff(fd); err != nil {
+					return err
+				}
 			}
 			return nil
 		})
@@ -148,11 +151,29 @@ func newWalkFixture(t selftests.T, cfg walkCostConfig) *walkFixture {
 			}
 		})
 		f.subs = append(f.subs, fds)
+		if errors.Is(err, unix.EPERM) {
+			t.Skipf("foreign subscriber %d in netns %s: %v: NETLINK_LISTEN_ALL_NSID needs CAP_NET_BROADCAST", len(fds), ns.Name, err)
+		}
 		if err != nil {
 			t.Fatalf("foreign subscriber %d in netns %s: %v", len(fds), ns.Name, err)
 		}
 	}
 	return f
+}
+
+// listenAllNSIDOnOff sets NETLINK_LISTEN_ALL_NSID on the subscribed
+// socket fd and clears it again, as a monitor that stops following other
+// namespaces does: at 1 the socket joins the global ALL_NSID list and must
+// leave it (netlink_setsockopt() -> netlink_route_mc_update():
+// hlist_del_init(&nlk->route_all_nsid_node)), or every multicast from any
+// namespace walks it there.
+func listenAllNSIDOnOff(fd int) error {
+	for _, v := range []int{1, 0} {
+		if err := unix.SetsockoptInt(fd, unix.SOL_NETLINK, unix.NETLINK_LISTEN_ALL_NSID, v); err != nil {
+			return fmt.Errorf("setsockopt(NETLINK_LISTEN_ALL_NSID, %d): %w", v, err)
+		}
+	}
+	return nil
 }
 
 // openRoute opens a NETLINK_ROUTE socket in the calling thread's

@@ -2,8 +2,8 @@
 
 // Package nlsock is a raw netlink socket for tests that must see exactly what
 // the kernel delivers: every datagram with its source address, its
-// NETLINK_PKTINFO group and its NETLINK_LISTEN_ALL_NSID nsid, and every
-// receive error (ENOBUFS) in the order it happens.
+// NETLINK_PKTINFO group, its NETLINK_LISTEN_ALL_NSID nsid and its
+// SO_PASSCRED credentials, and every receive error (ENOBUFS) in the order it happens.
 //
 // mdlayher/netlink drops control messages and retries around errors, which is
 // right for applications and wrong for a test of multicast delivery; its
@@ -29,11 +29,12 @@ type Socket struct {
 	NS    string // name of the namespace it was created in
 	Proto int
 
-	fd      int
-	pktinfo bool
-	allNSID bool
-	buf     []byte // receive buffer, reused: Recv copies out what it read
-	oob     []byte // control buffer, reused likewise
+	fd       int
+	pktinfo  bool
+	allNSID  bool
+	passCred bool
+	buf      []byte // receive buffer, reused: Recv copies out what it read
+	oob      []byte // control buffer, reused likewise
 }
 
 // Open creates a netlink socket of protocol proto inside ns. The socket
@@ -182,6 +183,23 @@ func (s *Socket) PktInfo() bool { return s.pktinfo }
 // AllNSID reports whether NETLINK_LISTEN_ALL_NSID was enabled through SetOption.
 func (s *Socket) AllNSID() bool { return s.allNSID }
 
+// SetPassCred sets or clears SO_PASSCRED: with it every datagram read
+// comes with an SCM_CREDENTIALS control message.
+func (s *Socket) SetPassCred(on bool) error {
+	v := 0
+	if on {
+		v = 1
+	}
+	err := unix.SetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_PASSCRED, v)
+	if err == nil {
+		s.passCred = on
+	}
+	return s.wrap(fmt.Sprintf("setsockopt(SO_PASSCRED, %d)", v), err)
+}
+
+// PassCred reports whether SO_PASSCRED was enabled through SetPassCred.
+func (s *Socket) PassCred() bool { return s.passCred }
+
 // SetReceiveBuffer sets SO_RCVBUF: the kernel caps it at net.core.rmem_max
 // and raises it to its minimum, so 1 gives the smallest buffer there is.
 func (s *Socket) SetReceiveBuffer(bytes int) error {
@@ -223,10 +241,11 @@ func GroupMask(groups ...uint32) uint32 {
 // Datagram is one recvmsg() result.
 type Datagram struct {
 	Msgs     []netlink.Message
-	FromPid  uint32  // msg_name nl_pid: 0 for the kernel
-	FromMask uint32  // msg_name nl_groups: the group as a bitmask, 0 above 32
-	NSID     *int32  // NETLINK_LISTEN_ALL_NSID cmsg, if present
-	Group    *uint32 // NETLINK_PKTINFO cmsg, if present
+	FromPid  uint32      // msg_name nl_pid: 0 for the kernel
+	FromMask uint32      // msg_name nl_groups: the group as a bitmask, 0 above 32
+	NSID     *int32      // NETLINK_LISTEN_ALL_NSID cmsg, if present
+	Group    *uint32     // NETLINK_PKTINFO cmsg, if present
+	Creds    *unix.Ucred // SCM_CREDENTIALS cmsg (SO_PASSCRED), if present
 }
 
 // ErrEmpty is returned by Recv when nothing is queued.
@@ -279,9 +298,10 @@ func senderAddr(from unix.Sockaddr) (*unix.SockaddrNetlink, error) {
 func (s *Socket) recvmsg(flags int) (n int, oob []byte, from unix.Sockaddr, err error) {
 	if s.buf == nil {
 		s.buf = make([]byte, 64<<10) // NLMSG_GOODSIZE is at most 8 KiB
-		// Room for both 4-byte SOL_NETLINK cmsgs and one more:
-		// anything unexpected shows up as such, not as MSG_CTRUNC.
-		s.oob = make([]byte, 3*unix.CmsgSpace(4))
+		// Room for both 4-byte SOL_NETLINK cmsgs, SCM_CREDENTIALS
+		// and one more of the larger: anything unexpected shows up
+		// as such, not as MSG_CTRUNC.
+		s.oob = make([]byte, 2*unix.CmsgSpace(4)+2*unix.CmsgSpace(unix.SizeofUcred))
 	}
 	op := "recvmsg"
 	if flags&unix.MSG_PEEK != 0 {
@@ -315,16 +335,28 @@ func (s *Socket) RecvInto(p []byte, flags int) (n, msgFlags int, err error) {
 	return n, msgFlags, err
 }
 
-// parseControl fills in d's group and nsid from the control messages.
-// netlink_recvmsg() writes each at most once per datagram, so a second one
-// of either kind is an error (it would otherwise overwrite the first and
-// hide a kernel that reports a datagram twice), as is anything else.
+// parseControl fills in d's group, nsid and credentials from the control
+// messages. netlink_recvmsg() writes each at most once per datagram, so a
+// second one of any kind is an error (it would otherwise overwrite the
+// first and hide a kernel that reports a datagram twice), as is anything
+// else.
 func (d *Datagram) parseControl(oob []byte) error {
 	cmsgs, err := unix.ParseSocketControlMessage(oob)
 	if err != nil {
 		return err
 	}
 	for _, c := range cmsgs {
+		if c.Header.Level == unix.SOL_SOCKET && c.Header.Type == unix.SCM_CREDENTIALS {
+			cr, err := unix.ParseUnixCredentials(&c)
+			if err != nil {
+				return fmt.Errorf("SCM_CREDENTIALS: %w", err)
+			}
+			if d.Creds != nil {
+				return fmt.Errorf("two SCM_CREDENTIALS control messages on one datagram (%+v and %+v)", *d.Creds, *cr)
+			}
+			d.Creds = cr
+			continue
+		}
 		if c.Header.Level != unix.SOL_NETLINK || len(c.Data) != 4 {
 			return fmt.Errorf("unexpected control message level %d type %d len %d", c.Header.Level, c.Header.Type, len(c.Data))
 		}

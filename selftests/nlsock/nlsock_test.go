@@ -126,3 +126,21 @@ UNIX      1088      5      -1   NI       0   yes  kernel      n  n  n  n  n  n  
 		}
 	}
 }
+
+// SCM_CREDENTIALS is read into Creds beside the netlink control messages,
+// and a second one on the same datagram is an error.
+func TestDatagramCredentials(t *testing.T) {
+	creds := unix.UnixCredentials(&unix.Ucred{Pid: 42, Uid: 7, Gid: 9})
+	oob := append(controlBuffer([]int32{unix.NETLINK_PKTINFO}, 5), creds...)
+	var d Datagram
+	if err := d.parseControl(oob); err != nil {
+		t.Fatal(err)
+	}
+	if d.Group == nil || *d.Group != 5 || d.Creds == nil || *d.Creds != (unix.Ucred{Pid: 42, Uid: 7, Gid: 9}) {
+		t.Errorf("group %v creds %+v, want 5 and pid 42 uid 7 gid 9", d.Group, d.Creds)
+	}
+	d = Datagram{}
+	if err := d.parseControl(append(creds, creds...)); err == nil || !strings.Contains(err.Error(), "two SCM_CREDENTIALS") {
+		t.Errorf("two SCM_CREDENTIALS: %v, want an error naming the duplicate", err)
+	}
+}

@@ -75,19 +75,26 @@ func describeAddr(b []byte) string {
 	if len(b) < unix.SizeofIfAddrmsg {
 		return "short"
 	}
-	plen, ifindex := b[1], binary.NativeEndian.Uint32(b[4:])
+	plen, flags, ifindex := b[1], uint32(b[2]), binary.NativeEndian.Uint32(b[4:])
 	var addr netip.Addr
 	forAttrs(b[unix.SizeofIfAddrmsg:], func(typ uint16, v []byte) {
-		if typ == unix.IFA_LOCAL || typ == unix.IFA_MULTICAST || (typ == unix.IFA_ADDRESS && !addr.IsValid()) {
+		switch {
+		case typ == unix.IFA_LOCAL || typ == unix.IFA_MULTICAST || (typ == unix.IFA_ADDRESS && !addr.IsValid()):
 			if a, ok := netip.AddrFromSlice(v); ok {
 				addr = a
 			}
+		case typ == unix.IFA_FLAGS && len(v) == 4:
+			flags |= binary.NativeEndian.Uint32(v) // all 32 bits; ifa_flags holds the low 8
 		}
 	})
 	if !addr.IsValid() {
 		return fmt.Sprintf("(no address)/%d dev %d", plen, ifindex)
 	}
-	return AddrDetail(netip.PrefixFrom(addr, int(plen)), ifindex)
+	d := AddrDetail(netip.PrefixFrom(addr, int(plen)), ifindex)
+	if flags&unix.IFA_F_TENTATIVE != 0 {
+		d += TentativeSuffix
+	}
+	return d
 }
 
 var routeTypes = map[uint8]string{unix.RTN_UNICAST: "unicast", unix.RTN_LOCAL: "local",

@@ -34,6 +34,11 @@ func AddrDetail(p netip.Prefix, ifindex uint32) string {
 	return fmt.Sprintf("%s dev %d", p, ifindex)
 }
 
+// TentativeSuffix follows the AddrDetail of an IPv6 address still in
+// duplicate address detection (IFA_F_TENTATIVE); an IPv4 address never
+// has it.
+const TentativeSuffix = " tentative"
+
 // RouteDetail is the Detail of a route message: its type ("unicast",
 // "local", ...: routeTypeName), destination ("default" when it has none),
 // table and, if not 0, the nexthop object it uses (RTA_NH_ID).

@@ -3,6 +3,7 @@
 package rtnl
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"net/netip"
@@ -93,6 +94,8 @@ func TestDescribe(t *testing.T) {
 		want string
 	}{
 		{NewAddr(1, netip.MustParsePrefix("198.51.100.7/32")), "198.51.100.7/32 dev 1"},
+		{NewAddr(1, netip.MustParsePrefix("2001:db8::1/128")), "2001:db8::1/128 dev 1"},
+		{withIfaFlags(NewAddr(1, netip.MustParsePrefix("2001:db8::1/128")), unix.IFA_F_TENTATIVE), "2001:db8::1/128 dev 1 tentative"},
 		{NewNexthop(Nexthop{ID: 10, Blackhole: true}), "id 10"},
 		{NewIngress(1), "dev 1 ingress"},
 		{NewNSID(3, 5), "nsid 5"},
@@ -103,6 +106,13 @@ func TestDescribe(t *testing.T) {
 			t.Errorf("Describe(%s) = %q, want %q", tc.req.Name, got, tc.want)
 		}
 	}
+}
+
+// withIfaFlags sets an address message's ifa_flags byte.
+func withIfaFlags(r Request, flags uint8) Request {
+	r.Msg.Data = bytes.Clone(r.Msg.Data)
+	r.Msg.Data[2] = flags
+	return r
 }
 
 // delAction turns a request into an RTM_DELACTION with the same payload.
