@@ -16,6 +16,7 @@ var typeNames = map[uint16]string{
 	unix.NLMSG_NOOP: "NLMSG_NOOP", unix.NLMSG_ERROR: "NLMSG_ERROR", unix.NLMSG_DONE: "NLMSG_DONE",
 	unix.RTM_NEWLINK: "RTM_NEWLINK", unix.RTM_DELLINK: "RTM_DELLINK",
 	unix.RTM_NEWADDR: "RTM_NEWADDR", unix.RTM_DELADDR: "RTM_DELADDR",
+	unix.RTM_NEWNEIGH: "RTM_NEWNEIGH", unix.RTM_DELNEIGH: "RTM_DELNEIGH",
 	unix.RTM_NEWROUTE: "RTM_NEWROUTE", unix.RTM_DELROUTE: "RTM_DELROUTE",
 	unix.RTM_NEWQDISC: "RTM_NEWQDISC", unix.RTM_DELQDISC: "RTM_DELQDISC",
 	unix.RTM_NEWTFILTER: "RTM_NEWTFILTER", unix.RTM_DELTFILTER: "RTM_DELTFILTER",
@@ -54,6 +55,8 @@ func Describe(m netlink.Message) string {
 		if id, err := NSIDOf(m); err == nil {
 			return NSIDDetail(id)
 		}
+	case unix.RTM_NEWNEIGH, unix.RTM_DELNEIGH:
+		return describeNeigh(m.Data)
 	case unix.RTM_NEWNEXTHOP, unix.RTM_DELNEXTHOP:
 		return describeAttrs(m.Data, 8, map[uint16]string{unix.NHA_ID: "id"})
 	case unix.RTM_NEWQDISC, unix.RTM_DELQDISC, unix.RTM_NEWTFILTER, unix.RTM_DELTFILTER,
@@ -95,6 +98,43 @@ func describeAddr(b []byte) string {
 		d += TentativeSuffix
 	}
 	return d
+}
+
+// neighStates names the NUD_* states of a neighbour message.
+var neighStates = []struct {
+	bit  uint16
+	name string
+}{{unix.NUD_INCOMPLETE, "incomplete"}, {unix.NUD_REACHABLE, "reachable"}, {unix.NUD_STALE, "stale"},
+	{unix.NUD_DELAY, "delay"}, {unix.NUD_PROBE, "probe"}, {unix.NUD_FAILED, "failed"},
+	{unix.NUD_NOARP, "noarp"}, {unix.NUD_PERMANENT, "permanent"}}
+
+// describeNeigh gives a neighbour's destination, device and state, e.g.
+// "192.0.2.2 dev 3 reachable".
+func describeNeigh(b []byte) string {
+	const sizeofNdmsg = 12 // family, 3 pad, ifindex, state, flags, type
+	if len(b) < sizeofNdmsg {
+		return "short"
+	}
+	ifindex, state := binary.NativeEndian.Uint32(b[4:]), binary.NativeEndian.Uint16(b[8:])
+	var dst netip.Addr
+	forAttrs(b[sizeofNdmsg:], func(typ uint16, v []byte) {
+		if typ == unix.NDA_DST {
+			if a, ok := netip.AddrFromSlice(v); ok {
+				dst = a
+			}
+		}
+	})
+	var names []string
+	for _, s := range neighStates {
+		if state&s.bit != 0 {
+			names = append(names, s.name)
+			state &^= s.bit
+		}
+	}
+	if state != 0 || len(names) == 0 {
+		names = append(names, fmt.Sprintf("state %#x", state))
+	}
+	return NeighDetail(dst, ifindex, strings.Join(names, "|"))
 }
 
 var routeTypes = map[uint8]string{unix.RTN_UNICAST: "unicast", unix.RTN_LOCAL: "local",

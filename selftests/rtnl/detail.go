@@ -34,6 +34,12 @@ func AddrDetail(p netip.Prefix, ifindex uint32) string {
 	return fmt.Sprintf("%s dev %d", p, ifindex)
 }
 
+// NeighDetail is the Detail of a neighbour message: its destination,
+// device and NUD state names joined by "|" ("reachable", "stale", ...).
+func NeighDetail(dst netip.Addr, ifindex uint32, state string) string {
+	return fmt.Sprintf("%s dev %d %s", dst, ifindex, state)
+}
+
 // TentativeSuffix follows the AddrDetail of an IPv6 address still in
 // duplicate address detection (IFA_F_TENTATIVE); an IPv4 address never
 // has it.

@@ -146,3 +146,25 @@ func TestFlagNames(t *testing.T) {
 		}
 	}
 }
+
+// A neighbour message reads as destination, device and state.
+func TestDescribeNeigh(t *testing.T) {
+	ndmsg := make([]byte, 12)
+	ndmsg[0] = unix.AF_INET
+	binary.NativeEndian.PutUint32(ndmsg[4:], 3)
+	binary.NativeEndian.PutUint16(ndmsg[8:], unix.NUD_REACHABLE)
+	ae := netlink.NewAttributeEncoder()
+	ae.Bytes(unix.NDA_DST, []byte{192, 0, 2, 2})
+	attrs, err := ae.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := netlink.Message{Header: netlink.Header{Type: unix.RTM_NEWNEIGH}, Data: append(ndmsg, attrs...)}
+	if got, want := Describe(m), "192.0.2.2 dev 3 reachable"; got != want {
+		t.Errorf("Describe(RTM_NEWNEIGH) = %q, want %q", got, want)
+	}
+	binary.NativeEndian.PutUint16(m.Data[8:], unix.NUD_STALE|0x100)
+	if got, want := Describe(m), "192.0.2.2 dev 3 stale|state 0x100"; got != want {
+		t.Errorf("Describe(RTM_NEWNEIGH) = %q, want %q", got, want)
+	}
+}

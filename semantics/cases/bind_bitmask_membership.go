@@ -27,8 +27,17 @@ import (
 // notifies one RTM_NEWSTATS on it each time (Linux 5.19+; on an older
 // kernel that part is logged and left out).
 //
-// Kernel: netlink_bind(): if (nladdr->nl_pid != nlk->portid) return
-// -EINVAL; nlk->groups[0] = (nlk->groups[0] & ~0xffffffffUL) | groups;
+// Without CAP_NET_ADMIN, a bind() whose bitmask has
+// RTNLGRP_IPV4_MROUTE_R (30) or RTNLGRP_IPV6_MROUTE_R (31) is EPERM and
+// changes nothing, whatever else the mask has, on a bound socket as on a
+// fresh one (which stays unbound: portid 0); any other mask, with
+// RTNLGRP_NEXTHOP (32, the bit after them) included, binds.
+//
+// Kernel: netlink_bind(): for each bit of nl_groups, err =
+// nlk->netlink_bind(net, group + 1), and on an error netlink_undo_bind()
+// and return before anything is bound or joined; rtnetlink_bind() asks
+// ns_capable(net->user_ns, CAP_NET_ADMIN) for the two MROUTE_R groups
+// only. if (nladdr->nl_pid != nlk->portid) return -EINVAL; nlk->groups[0] = (nlk->groups[0] & ~0xffffffffUL) | groups;
 // netlink_recvmsg(): nl_groups = netlink_group_mask(dst_group);
 // nexthop_notify() -> rtnl_notify(RTNLGRP_NEXTHOP).
 func bindBitmaskMembership(t selftests.T) {
@@ -83,6 +92,51 @@ func bindBitmaskMembership(t selftests.T) {
 		b2.Expect()
 		b3.Expect()
 	}
+
+	bindWithoutNetAdmin(t, s, s.Socket("b4"))
+}
+
+// bindWithoutNetAdmin checks which bind() masks need CAP_NET_ADMIN, on
+// the bound socket b (no groups) and on a fresh socket, each bound
+// from a thread without it.
+func bindWithoutNetAdmin(t selftests.T, s *selftests.NS, b *selftests.Sock) {
+	t.Helper()
+	fresh, err := nlsock.Open(s.NS, unix.NETLINK_ROUTE, "fresh")
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	s.Adopt(fresh)
+	for _, c := range []struct {
+		groups []uint32
+		want   error
+	}{
+		{[]uint32{unix.RTNLGRP_IPV4_IFADDR, unix.RTNLGRP_IPV4_MROUTE_R}, unix.EPERM},
+		{[]uint32{unix.RTNLGRP_IPV6_MROUTE_R}, unix.EPERM},
+		{[]uint32{unix.RTNLGRP_IPV4_IFADDR, unix.RTNLGRP_NEXTHOP}, nil},
+	} {
+		mask := nlsock.GroupMask(c.groups...)
+		var rebindErr, freshErr error
+		if err := selftests.WithoutCapability(unix.CAP_NET_ADMIN, func() error {
+			rebindErr = b.Bind(b.Portid(), mask)
+			freshErr = fresh.Bind(0, mask)
+			return nil
+		}); err != nil {
+			t.Fatalf("%v", err)
+		}
+		if !errors.Is(rebindErr, c.want) {
+			t.Errorf("%s: re-bind to groups %v (mask %#x) without CAP_NET_ADMIN: got %v, want %v", b, c.groups, mask, rebindErr, c.want)
+		}
+		if !errors.Is(freshErr, c.want) {
+			t.Errorf("%s: bind to groups %v (mask %#x) without CAP_NET_ADMIN: got %v, want %v", fresh, c.groups, mask, freshErr, c.want)
+		}
+		if c.want != nil {
+			expectMemberships(t, b)
+			if pid, groups, err := fresh.Address(); err != nil || pid != 0 || groups != 0 {
+				t.Errorf("%s: after the refused bind, getsockname: portid %d, groups %#x, %v; want 0, 0: still unbound", fresh, pid, groups, err)
+			}
+		}
+	}
+	expectMemberships(t, b, unix.RTNLGRP_IPV4_IFADDR, unix.RTNLGRP_NEXTHOP)
 }
 
 // rebind binds the already bound s again with its own portid and groups

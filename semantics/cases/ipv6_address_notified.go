@@ -14,30 +14,27 @@ import (
 	"nlmcast/selftests/rtnl"
 )
 
-// ipv6AddressNotified: IPv6 address notifications, which the kernel sends
-// from atomic context (GFP_ATOMIC, bottom halves off), follow the same
-// delivery rules as IPv4's: the local RTNLGRP_IPV6_IFADDR subscriber and
-// the LISTEN_ALL_NSID one that maps S (with its id) get each once, the
-// plain one in O nothing, the IPv4 subscriber nothing. An address added
-// to lo is notified twice with RTM_NEWADDR: at once, tentative (before
-// the request's ACK), and again when duplicate address detection is
-// done, which lo skips but which runs from the addrconf workqueue all the
-// same, so the pair is awaited. Its deletion is one RTM_DELADDR, before
-// the ACK. All are the kernel's own: seq 0, pid 0, flags 0.
-//
-// A broadcast that may not sleep must not yield: the kernel watch fails
-// the run on a "BUG: scheduling while atomic".
+// ipv6AddressNotified: IPv6 address notifications, which the kernel
+// allocates and broadcasts with GFP_ATOMIC, follow the same delivery rules
+// as IPv4's: the local RTNLGRP_IPV6_IFADDR subscriber and the
+// LISTEN_ALL_NSID one that maps S (with its id) get each once, the plain
+// one in O nothing, the IPv4 subscriber nothing. An address added to lo
+// is notified twice with RTM_NEWADDR: at once, tentative (before the
+// request's ACK), and again when duplicate address detection is done,
+// which lo skips but which runs from the addrconf workqueue all the same,
+// so the pair is awaited. Its deletion is one RTM_DELADDR, before the
+// ACK. All are the kernel's own: seq 0, pid 0, flags 0.
 //
 // Kernel: inet6_addr_add(): ipv6_ifa_notify(0, ifp) unless
 // IFA_F_OPTIMISTIC or IFA_F_NODAD (RTM_NEWADDR, IFA_F_TENTATIVE set);
-// addrconf_dad_start() ->
-// addrconf_mod_dad_work(); addrconf_dad_work() -> addrconf_dad_begin()
-// (IFF_LOOPBACK: no DAD) -> addrconf_dad_completed() -> ipv6_ifa_notify()
-// (rcu_read_lock_bh()) -> inet6_ifa_notify(): nlmsg_new(GFP_ATOMIC),
-// inet6_fill_ifaddr() with portid 0 and seq 0, rtnl_notify(...,
-// RTNLGRP_IPV6_IFADDR, NULL, GFP_ATOMIC) -> netlink_broadcast(): yield()
-// only if congested and gfpflags_allow_blocking(). inet6_addr_del() ->
-// ipv6_del_addr() -> ipv6_ifa_notify(RTM_DELADDR).
+// addrconf_dad_start() -> addrconf_mod_dad_work(); addrconf_dad_work() ->
+// addrconf_dad_begin() (IFF_LOOPBACK: no DAD) -> addrconf_dad_completed()
+// -> ipv6_ifa_notify(RTM_NEWADDR) -> inet6_ifa_notify():
+// nlmsg_new(GFP_ATOMIC), inet6_fill_ifaddr() with portid 0 and seq 0,
+// rtnl_notify(..., RTNLGRP_IPV6_IFADDR, NULL, GFP_ATOMIC). inet6_addr_del()
+// -> ipv6_del_addr() -> ipv6_ifa_notify(RTM_DELADDR). (Older kernels
+// took rcu_read_lock_bh() in ipv6_ifa_notify(); 6.1.192, 6.12 and 6.18
+// call it under RTNL alone, a context that may sleep.)
 func ipv6AddressNotified(t selftests.T) {
 	s, o := selftests.NewNS(t, "S"), selftests.NewNS(t, "O")
 	id := o.Map(s, 9).ID

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0
+
+package cases
+
+import (
+	"fmt"
+	"net/netip"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"nlmcast/selftests"
+	"nlmcast/selftests/rtnl"
+)
+
+// neighbourResolvedNotified: a neighbour that ARP resolves is notified
+// from the packet receive softirq, where netlink_broadcast() runs in
+// atomic context, and the delivery rules hold there as everywhere: a
+// datagram from S to P over a veth pair makes S resolve P's address, and
+// S's RTNLGRP_NEIGH subscriber gets one RTM_NEWNEIGH for it, reachable,
+// as does the LISTEN_ALL_NSID subscriber in O that maps S (with its id);
+// P's subscriber gets one for S's address, stale: P learnt it from the
+// ARP request. The plain subscriber in O gets nothing. All are the
+// kernel's own (seq 0, pid 0, flags 0), and they come when the softirq
+// has run, so they are awaited. The datagram goes to a UDP socket bound
+// in P, so that no ICMP error makes P use its entry for S (and change
+// it) while the case runs.
+//
+// A broadcast that may not sleep must not yield: a kernel that did would
+// print "BUG: scheduling while atomic", which the kernel watch fails the
+// run on.
+//
+// Kernel: S: udp_sendmsg() -> neigh_resolve_output() ->
+// __neigh_event_send(): NUD_INCOMPLETE (not notified), arp_solicit().
+// P: arp_rcv() -> arp_process() (NET_RX softirq) -> neigh_event_ns() ->
+// neigh_update(NUD_STALE) -> neigh_update_notify() -> __neigh_notify(n,
+// RTM_NEWNEIGH, 0, 0) -> rtnl_notify(..., RTNLGRP_NEIGH, NULL,
+// GFP_ATOMIC). S: arp_process() of the reply -> neigh_update(
+// NUD_REACHABLE) -> the same notification.
+func neighbourResolvedNotified(t selftests.T) {
+	s, p, o := selftests.NewNS(t, "S"), selftests.NewNS(t, "P"), selftests.NewNS(t, "O")
+	id := o.Map(s, 4).ID
+	sAddr, pAddr := netip.MustParsePrefix("192.0.2.1/24"), netip.MustParsePrefix("192.0.2.2/24")
+	s.Do(rtnl.NewVeth("va", "vb", p.FD()))
+	va, vb := s.LinkIndex("va"), p.LinkIndex("vb")
+	s.Do(rtnl.NewAddr(va, sAddr))
+	p.Do(rtnl.NewAddr(vb, pAddr))
+	s.Do(rtnl.SetUp(va, true))
+	p.Do(rtnl.SetUp(vb, true))
+	sink := bindUDP(t, p, pAddr.Addr())
+
+	group := selftests.Join(unix.RTNLGRP_NEIGH)
+	local := s.Socket("local", group)
+	peer := p.Socket("peer", group)
+	allNSID := o.Socket("all_nsid", selftests.With(unix.NETLINK_LISTEN_ALL_NSID), group)
+	foreign := o.Socket("foreign", group)
+
+	sendUDP(t, s, pAddr.Addr())
+	resolved := selftests.Notification(unix.RTM_NEWNEIGH, unix.RTNLGRP_NEIGH, rtnl.NeighDetail(pAddr.Addr(), va, "reachable"))
+	learnt := selftests.Notification(unix.RTM_NEWNEIGH, unix.RTNLGRP_NEIGH, rtnl.NeighDetail(sAddr.Addr(), vb, "stale"))
+	local.ExpectEventually(neighDeadline, resolved)
+	allNSID.ExpectEventually(neighDeadline, resolved.NSID(id))
+	peer.ExpectEventually(neighDeadline, learnt)
+	foreign.Expect()
+	sink.expectDatagram(t)
+}
+
+// neighDeadline bounds the wait for the softirq that carries the ARP
+// exchange and the datagram: far more than a loaded machine needs.
+const neighDeadline = 10 * time.Second
+
+// udpSink is a UDP socket bound in a namespace of the case, closed when
+// the case ends.
+type udpSink struct {
+	fd   int
+	ns   string
+	addr netip.Addr
+}
+
+// bindUDP binds a non-blocking UDP socket to addr, port neighPort, in n.
+func bindUDP(t selftests.T, n *selftests.NS, addr netip.Addr) *udpSink {
+	t.Helper()
+	u := &udpSink{fd: -1, ns: n.Name, addr: addr}
+	err := n.NS.Do(func() error {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+		if err != nil {
+			return fmt.Errorf("UDP socket: %w", err)
+		}
+		u.fd = fd
+		return unix.Bind(fd, &unix.SockaddrInet4{Port: neighPort, Addr: addr.As4()})
+	})
+	if u.fd >= 0 {
+		t.Cleanup(func() { unix.Close(u.fd) })
+	}
+	if err != nil {
+		t.Fatalf("netns %s: bind a UDP socket to %s:%d: %v", n.Name, addr, neighPort, err)
+	}
+	return u
+}
+
+// expectDatagram checks that the one datagram sendUDP sent is queued on
+// u: the ARP exchange completed and the packet went through.
+func (u *udpSink) expectDatagram(t selftests.T) {
+	t.Helper()
+	buf := make([]byte, 64)
+	n, _, err := unix.Recvfrom(u.fd, buf, 0)
+	switch {
+	case err != nil:
+		t.Errorf("netns %s: UDP socket on %s:%d: recvfrom: %v, want the datagram sent from S", u.ns, u.addr, neighPort, err)
+	case string(buf[:n]) != udpPayload:
+		t.Errorf("netns %s: UDP socket on %s:%d: got %q, want %q", u.ns, u.addr, neighPort, buf[:n], udpPayload)
+	}
+}
+
+// sendUDP sends one datagram from a UDP socket in s to dst, port
+// neighPort.
+func sendUDP(t selftests.T, s *selftests.NS, dst netip.Addr) {
+	t.Helper()
+	err := s.NS.Do(func() error {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("UDP socket: %w", err)
+		}
+		defer unix.Close(fd)
+		return unix.Sendto(fd, []byte(udpPayload), 0, &unix.SockaddrInet4{Port: neighPort, Addr: dst.As4()})
+	})
+	if err != nil {
+		t.Fatalf("netns %s: send a datagram to %s: %v", s.Name, dst, err)
+	}
+}
+
+const (
+	neighPort  = 9 // discard
+	udpPayload = "nlmc"
+)
