@@ -553,8 +553,8 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 			return 1
 		}
 		if rec.Status == statusSurvived {
-			if e, ok := equiv[id]; ok {
-				if why, ok := e.applies(m.Source, buildConfig); ok {
+			if es, ok := equiv[id]; ok {
+				if e, why, ok := equivalenceFor(es, m.Source, buildConfig); ok {
 					rec.Status, rec.Equivalence = statusEquivalent, e.reason
 				} else {
 					logf("%s: %s: not applied", id, why)

@@ -29,8 +29,8 @@ type equivalence struct {
 // only for a mutant whose line is still the quoted one, and, when it has
 // an unset: line, only in a build whose .config has none of those options
 // (an argument that rests on code the build leaves out).
-func readEquivalences(path string) (map[string]equivalence, error) {
-	out := map[string]equivalence{}
+func readEquivalences(path string) (map[string][]equivalence, error) {
+	out := map[string][]equivalence{}
 	if path == "" {
 		return out, nil
 	}
@@ -48,7 +48,14 @@ func readEquivalences(path string) (map[string]equivalence, error) {
 		if cur.id == "" || cur.code == "" || cur.reason == "" {
 			return fmt.Errorf("%s:%d: an entry needs id, code and reason", path, lineNo)
 		}
-		out[cur.id] = cur
+		// One ID can name different lines in different trees (a
+		// function's line N on 6.1 and on 6.12): one argument per line.
+		for _, e := range out[cur.id] {
+			if e.code == cur.code {
+				return fmt.Errorf("%s:%d: a second argument for %s on the same line %q", path, lineNo, cur.id, cur.code)
+			}
+		}
+		out[cur.id] = append(out[cur.id], cur)
 		cur = equivalence{}
 		return nil
 	}
@@ -100,6 +107,20 @@ func configSet(dotConfig string) (map[string]bool, error) {
 		}
 	}
 	return set, nil
+}
+
+// equivalenceFor returns the argument of es for the mutant's source line
+// code in a build with config, or why none applies.
+func equivalenceFor(es []equivalence, code string, config map[string]bool) (_ equivalence, why string, ok bool) {
+	var whys []string
+	for _, e := range es {
+		why, ok := e.applies(code, config)
+		if ok {
+			return e, "", true
+		}
+		whys = append(whys, why)
+	}
+	return equivalence{}, strings.Join(whys, "; "), false
 }
 
 // applies says whether e's argument holds for mutant source line code in a

@@ -121,13 +121,47 @@ func TestEquivalentFileParses(t *testing.T) {
 	if len(eq) == 0 {
 		t.Fatal("no arguments read from equivalent.txt")
 	}
-	for id, e := range eq {
-		if e.id != id || e.code == "" || e.reason == "" {
-			t.Errorf("%s: %+v", id, e)
+	for id, es := range eq {
+		for _, e := range es {
+			if e.id != id || e.code == "" || e.reason == "" {
+				t.Errorf("%s: %+v", id, e)
+			}
 		}
 	}
 	if _, err := readEquivalences(writeTemp(t, "id: a+1:del-call:1\ncode: a();\nunset: NETFILTER\nreason: r\n")); err == nil {
 		t.Error("an unset: option without CONFIG_ was taken")
+	}
+}
+
+// One ID may have an argument per source line (the same function's line
+// N differs between trees); the one for the mutant's line applies, and a
+// second argument for the same line is refused.
+func TestEquivalencePerLine(t *testing.T) {
+	two := "id: f+3:del-assign:1\ncode: a = 0;\nreason: ra\n\nid: f+3:del-assign:1\ncode: b = 0;\nunset: CONFIG_X\nreason: rb\n"
+	eq, err := readEquivalences(writeTemp(t, two))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		code   string
+		config map[string]bool
+		want   string
+	}{
+		{"a = 0;", nil, "ra"},
+		{"b = 0;", nil, "rb"},
+		{"b = 0;", map[string]bool{"CONFIG_X": true}, ""},
+		{"c = 0;", nil, ""},
+	} {
+		e, why, ok := equivalenceFor(eq["f+3:del-assign:1"], c.code, c.config)
+		if ok != (c.want != "") || (ok && e.reason != c.want) {
+			t.Errorf("%q with %v: %+v, %q, %v; want reason %q", c.code, c.config, e, why, ok, c.want)
+		}
+		if !ok && why == "" {
+			t.Errorf("%q: no argument applies, and no reason why", c.code)
+		}
+	}
+	if _, err := readEquivalences(writeTemp(t, two+"\nid: f+3:del-assign:1\ncode: a = 0;\nreason: again\n")); err == nil {
+		t.Error("a second argument for the same ID and line was taken")
 	}
 }
 

@@ -131,13 +131,33 @@ func (s *Socket) Leave(group uint32) error {
 // Memberships returns the groups the socket is in, from
 // NETLINK_LIST_MEMBERSHIPS, in ascending order.
 func (s *Socket) Memberships() ([]uint32, error) {
-	buf := make([]byte, 64)
+	// The kernel writes the words of groups it has and says how many
+	// bytes that is; a canary shows a write past them.
+	const canary = 0xa5
+	buf := bytes.Repeat([]byte{canary}, 64)
 	n, err := getsockopt(s.fd, unix.SOL_NETLINK, unix.NETLINK_LIST_MEMBERSHIPS, buf)
 	if err != nil {
 		return nil, s.wrap("NETLINK_LIST_MEMBERSHIPS", err)
 	}
 	if n > len(buf) {
 		return nil, fmt.Errorf("%s: NETLINK_LIST_MEMBERSHIPS needs %d bytes", s, n)
+	}
+	for i := n; i < len(buf); i++ {
+		if buf[i] != canary {
+			return nil, fmt.Errorf("%s: NETLINK_LIST_MEMBERSHIPS said %d bytes but wrote byte %d too (% x)", s, n, i, buf[n:i+1])
+		}
+	}
+	// A buffer of exactly that size gets the same words.
+	exact := bytes.Repeat([]byte{canary}, n)
+	if n > 0 {
+		m, err := getsockopt(s.fd, unix.SOL_NETLINK, unix.NETLINK_LIST_MEMBERSHIPS, exact)
+		if err != nil {
+			return nil, s.wrap(fmt.Sprintf("NETLINK_LIST_MEMBERSHIPS into %d bytes", n), err)
+		}
+		if m != n || !bytes.Equal(exact, buf[:n]) {
+			return nil, fmt.Errorf("%s: NETLINK_LIST_MEMBERSHIPS into %d bytes: %d bytes, % x; into %d: %d bytes, % x",
+				s, n, m, exact, len(buf), n, buf[:n])
+		}
 	}
 	var groups []uint32
 	for w := 0; w+4 <= n; w += 4 {

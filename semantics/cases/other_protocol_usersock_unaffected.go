@@ -29,6 +29,8 @@ import (
 //     to the walk must not alter it.
 //
 // Kernel: netlink_add_usersock_entry() (groups = 32, NL_CFG_F_NONROOT_SEND);
+// netlink_getsockopt(NETLINK_LIST_MEMBERSHIPS): for (pos = 0; pos * 8 <
+// nlk->ngroups; pos += sizeof(u32)), optlen = ALIGN(BITS_TO_BYTES(ngroups), 4);
 // netlink_sendmsg(): netlink_broadcast() before netlink_unicast(), whose
 // netlink_getsockbyportid() gives -ECONNREFUSED for an unknown portid;
 // do_one_broadcast() as for every protocol.
@@ -46,6 +48,10 @@ func otherProtocolUsersockUnaffected(t selftests.T) {
 	uf := f.Socket("uf", usersock, join)
 	ufa := f.Socket("ufa", usersock, allNSID, join)
 	uoa := o.Socket("uoa", usersock, allNSID, join)
+	// NETLINK_USERSOCK has 32 groups: its memberships are one word, and
+	// the kernel writes no second one (a wider loop would: 32 is where
+	// pos * 8 < ngroups stops).
+	expectMemberships(t, ul, group)
 
 	// 1.
 	m := us.MustMulticast(sink.Portid(), group)

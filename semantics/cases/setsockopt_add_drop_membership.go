@@ -21,7 +21,12 @@ import (
 // RTNLGRP_IPV4_MROUTE_R (30) or RTNLGRP_IPV6_MROUTE_R (31) is EPERM and
 // leaves the memberships alone, while any other group can be joined.
 //
-// Kernel: netlink_setsockopt(): if (!val || val - 1 >= nlk->ngroups)
+// An option value shorter than an int reads as 0: ADD_MEMBERSHIP with
+// two bytes is group 0 (EINVAL), NETLINK_PKTINFO with two bytes clears
+// the flag.
+//
+// Kernel: netlink_setsockopt(): unsigned int val = 0; if (optlen >=
+// sizeof(int) && copy_from_sockptr(&val, ...)); if (!val || val - 1 >= nlk->ngroups)
 // return -EINVAL; netlink_update_socket_mc(): __assign_bit(group - 1,
 // nlk->groups, new); rtnetlink_net_init(): cfg.groups = RTNLGRP_MAX,
 // cfg.flags = NL_CFG_F_NONROOT_RECV, cfg.bind = rtnetlink_bind(), which
@@ -87,6 +92,21 @@ func setsockoptAddDropMembership(t selftests.T) {
 		}
 	}
 	expectMemberships(t, j, unix.RTNLGRP_IPV4_IFADDR)
+
+	// 7. An option value shorter than an int is read as 0: joining with
+	// a two-byte value is joining group 0 (EINVAL), and a two-byte
+	// NETLINK_PKTINFO value clears the flag.
+	if err := unix.SetsockoptString(j.FD(), unix.SOL_NETLINK, unix.NETLINK_ADD_MEMBERSHIP, "\x05\x00"); !errors.Is(err, unix.EINVAL) {
+		t.Errorf("%s: NETLINK_ADD_MEMBERSHIP with a 2-byte value (group 5 in it): got %v, want EINVAL: a value shorter than an int reads as 0", j, err)
+	}
+	expectMemberships(t, j, unix.RTNLGRP_IPV4_IFADDR)
+	j.SetFlag(unix.NETLINK_PKTINFO, true)
+	if err := unix.SetsockoptString(j.FD(), unix.SOL_NETLINK, unix.NETLINK_PKTINFO, "\x01\x00"); err != nil {
+		t.Errorf("%s: NETLINK_PKTINFO with a 2-byte value: %v, want success", j, err)
+	}
+	if v, err := j.Option(unix.NETLINK_PKTINFO); err != nil || v != 0 {
+		t.Errorf("%s: NETLINK_PKTINFO after a 2-byte value of 1: getsockopt %d, %v; want 0: a value shorter than an int reads as 0", j, v, err)
+	}
 }
 
 // rtnlgrpMax is the highest NETLINK_ROUTE group of kernel v
