@@ -517,11 +517,18 @@ func (p *poller) awaitSleep(t selftests.T, s *selftests.Sock) {
 		select {
 		case r := <-p.done:
 			p.res = &r
-			t.Fatalf("%s: ppoll() returned before anything happened: %s", s, r)
+			t.Fatalf("%s: ppoll() returned before anything happened: %s; queued: %s", s, r, queuedLines(s))
 		default:
 		}
 		sc, err := os.ReadFile(dir + "syscall")
 		if errors.Is(err, os.ErrNotExist) {
+			// A thread that has gone (ppoll() returned, the thread
+			// was retired) has no directory at all.
+			if _, derr := os.Stat(dir); errors.Is(derr, os.ErrNotExist) {
+				r := <-p.done
+				p.res = &r
+				t.Fatalf("%s: ppoll() returned before anything happened: %s; queued: %s", s, r, queuedLines(s))
+			}
 			t.Skipf("no %ssyscall (%v): the kernel cannot tell that a thread sleeps in ppoll() (CONFIG_HAVE_ARCH_TRACEHOOK)", dir, err)
 		}
 		st, serr := os.ReadFile(dir + "stat")
@@ -543,6 +550,22 @@ func (p *poller) awaitSleep(t selftests.T, s *selftests.Sock) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// queuedLines reads what s holds, for a diagnostic.
+func queuedLines(s *selftests.Sock) string {
+	got, err := s.Transcript()
+	var l []string
+	for _, g := range got {
+		l = append(l, g.String())
+	}
+	if err != nil {
+		l = append(l, err.Error())
+	}
+	if len(l) == 0 {
+		return "nothing"
+	}
+	return strings.Join(l, "; ")
 }
 
 // wait waits up to d for the poller to return by itself. If it does not,
