@@ -131,28 +131,15 @@ func (s *Socket) Leave(group uint32) error {
 // Memberships returns the groups the socket is in, from
 // NETLINK_LIST_MEMBERSHIPS, in ascending order.
 func (s *Socket) Memberships() ([]uint32, error) {
-	// The kernel writes the words of groups it has and says how many
-	// bytes that is; a canary shows a write past them.
-	const canary = 0xa5
-	buf := bytes.Repeat([]byte{canary}, 64)
-	n, err := getsockopt(s.fd, unix.SOL_NETLINK, unix.NETLINK_LIST_MEMBERSHIPS, buf)
+	buf, n, err := s.listMemberships(64)
 	if err != nil {
-		return nil, s.wrap("NETLINK_LIST_MEMBERSHIPS", err)
+		return nil, err
 	}
-	if n > len(buf) {
-		return nil, fmt.Errorf("%s: NETLINK_LIST_MEMBERSHIPS needs %d bytes", s, n)
-	}
-	for i := n; i < len(buf); i++ {
-		if buf[i] != canary {
-			return nil, fmt.Errorf("%s: NETLINK_LIST_MEMBERSHIPS said %d bytes but wrote byte %d too (% x)", s, n, i, buf[n:i+1])
-		}
-	}
-	// A buffer of exactly that size gets the same words.
-	exact := bytes.Repeat([]byte{canary}, n)
 	if n > 0 {
-		m, err := getsockopt(s.fd, unix.SOL_NETLINK, unix.NETLINK_LIST_MEMBERSHIPS, exact)
+		// A buffer of exactly that size gets the same words.
+		exact, m, err := s.listMemberships(n)
 		if err != nil {
-			return nil, s.wrap(fmt.Sprintf("NETLINK_LIST_MEMBERSHIPS into %d bytes", n), err)
+			return nil, err
 		}
 		if m != n || !bytes.Equal(exact, buf[:n]) {
 			return nil, fmt.Errorf("%s: NETLINK_LIST_MEMBERSHIPS into %d bytes: %d bytes, % x; into %d: %d bytes, % x",
@@ -175,10 +162,7 @@ func (s *Socket) Memberships() ([]uint32, error) {
 // NETLINK_LISTEN_ALL_NSID, NETLINK_NO_ENOBUFS, NETLINK_BROADCAST_ERROR,
 // NETLINK_EXT_ACK, NETLINK_GET_STRICT_CHK, NETLINK_CAP_ACK).
 func (s *Socket) SetOption(opt int, on bool) error {
-	v := 0
-	if on {
-		v = 1
-	}
+	v := flagValue(on)
 	err := unix.SetsockoptInt(s.fd, unix.SOL_NETLINK, opt, v)
 	if err == nil {
 		switch opt {
@@ -203,13 +187,40 @@ func (s *Socket) PktInfo() bool { return s.pktinfo }
 // AllNSID reports whether NETLINK_LISTEN_ALL_NSID was enabled through SetOption.
 func (s *Socket) AllNSID() bool { return s.allNSID }
 
+// listMemberships is one getsockopt(NETLINK_LIST_MEMBERSHIPS) into size
+// bytes, filled with a canary first: the kernel writes the words that fit
+// and says how many bytes all groups take, and a byte changed past that
+// is an error.
+func (s *Socket) listMemberships(size int) (buf []byte, n int, err error) {
+	const canary = 0xa5
+	buf = bytes.Repeat([]byte{canary}, size)
+	n, err = getsockopt(s.fd, unix.SOL_NETLINK, unix.NETLINK_LIST_MEMBERSHIPS, buf)
+	if err != nil {
+		return nil, 0, s.wrap(fmt.Sprintf("NETLINK_LIST_MEMBERSHIPS into %d bytes", size), err)
+	}
+	if n > size {
+		return nil, 0, fmt.Errorf("%s: NETLINK_LIST_MEMBERSHIPS needs %d bytes, more than %d", s, n, size)
+	}
+	for i := n; i < size; i++ {
+		if buf[i] != canary {
+			return nil, 0, fmt.Errorf("%s: NETLINK_LIST_MEMBERSHIPS said %d bytes but wrote byte %d too (% x)", s, n, i, buf[n:i+1])
+		}
+	}
+	return buf, n, nil
+}
+
+// flagValue is a boolean socket option's int value.
+func flagValue(on bool) int {
+	if on {
+		return 1
+	}
+	return 0
+}
+
 // SetPassCred sets or clears SO_PASSCRED: with it every datagram read
 // comes with an SCM_CREDENTIALS control message.
 func (s *Socket) SetPassCred(on bool) error {
-	v := 0
-	if on {
-		v = 1
-	}
+	v := flagValue(on)
 	err := unix.SetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_PASSCRED, v)
 	if err == nil {
 		s.passCred = on
