@@ -64,13 +64,21 @@ type Error struct {
 	Request string
 	Errno   unix.Errno
 	Message string // the extended ACK text, if any
+	// Offset is where in the request the kernel says the bad attribute
+	// starts (NLMSGERR_ATTR_OFFS, from the request's nlmsghdr), 0 if it
+	// names none.
+	Offset uint32
 }
 
 func (e *Error) Error() string {
+	s := fmt.Sprintf("%s: %v", e.Request, e.Errno)
 	if e.Message != "" {
-		return fmt.Sprintf("%s: %v (%s)", e.Request, e.Errno, e.Message)
+		s += fmt.Sprintf(" (%s)", e.Message)
 	}
-	return fmt.Sprintf("%s: %v", e.Request, e.Errno)
+	if e.Offset != 0 {
+		s += fmt.Sprintf(" [bad attribute at offset %d]", e.Offset)
+	}
+	return s
 }
 
 func (e *Error) Unwrap() error { return e.Errno }
@@ -187,7 +195,7 @@ func ParseError(name string, m netlink.Message) error {
 		return nil
 	}
 	e := &Error{Request: name, Errno: unix.Errno(-code)}
-	e.Message = extackMessage(m)
+	e.readExtack(m)
 	return e
 }
 
@@ -199,9 +207,11 @@ func ackErrno(m netlink.Message) int {
 	return int(-int32(binary.NativeEndian.Uint32(m.Data)))
 }
 
-func extackMessage(m netlink.Message) string {
+// readExtack fills e's Message and Offset from the extended ACK TLVs of
+// the NLMSG_ERROR m, if it has any.
+func (e *Error) readExtack(m netlink.Message) {
 	if m.Header.Flags&netlink.AcknowledgeTLVs == 0 {
-		return ""
+		return
 	}
 	// struct nlmsgerr: error (4) + the original header (16) + its payload
 	// unless NLM_F_CAPPED; the TLVs follow.
@@ -210,18 +220,21 @@ func extackMessage(m netlink.Message) string {
 		off = 4 + int(binary.NativeEndian.Uint32(m.Data[4:]))
 	}
 	if off > len(m.Data) {
-		return ""
+		return
 	}
-	ad, err := netlink.NewAttributeDecoder(m.Data[nlsock.Align(off):])
-	if err != nil {
-		return ""
-	}
-	for ad.Next() {
-		if ad.Type() == unix.NLMSGERR_ATTR_MSG {
-			return ad.String()
+	e.readTLVs(m.Data[nlsock.Align(off):])
+}
+
+// readTLVs takes the extended ACK attributes the kernel reports.
+func (e *Error) readTLVs(b []byte) {
+	forAttrs(b, func(typ uint16, v []byte) {
+		switch {
+		case typ == unix.NLMSGERR_ATTR_MSG:
+			e.Message = string(trimNUL(v))
+		case typ == unix.NLMSGERR_ATTR_OFFS && len(v) == 4:
+			e.Offset = binary.NativeEndian.Uint32(v)
 		}
-	}
-	return ""
+	})
 }
 
 // attrs encodes attributes, panicking on an encoder error: the encoders here

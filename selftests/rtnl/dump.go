@@ -13,7 +13,8 @@ import (
 // dump callback that fails (a strict dump request it rejects, say) does not
 // get an NLMSG_ERROR: netlink_dump_done() puts its negative errno in the
 // NLMSG_DONE payload and, with NETLINK_EXT_ACK, the extended ACK text as
-// NLMSGERR_ATTR_MSG right after it, flagged NLM_F_ACK_TLVS.
+// NLMSGERR_ATTR_MSG right after it, flagged NLM_F_ACK_TLVS; later kernels
+// (6.12 does, 6.1 does not) add the bad attribute's offset too.
 func doneError(name string, m netlink.Message) error {
 	if len(m.Data) < 4 {
 		return nil
@@ -24,11 +25,7 @@ func doneError(name string, m netlink.Message) error {
 	}
 	e := &Error{Request: name, Errno: unix.Errno(-code)}
 	if m.Header.Flags&netlink.AcknowledgeTLVs != 0 {
-		forAttrs(m.Data[4:], func(typ uint16, v []byte) {
-			if typ == unix.NLMSGERR_ATTR_MSG {
-				e.Message = string(trimNUL(v))
-			}
-		})
+		e.readTLVs(m.Data[4:])
 	}
 	return e
 }
