@@ -554,7 +554,7 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 		}
 		if rec.Status == statusSurvived {
 			if es, ok := equiv[id]; ok {
-				if e, why, ok := equivalenceFor(es, m.Source, buildConfig); ok {
+				if e, why, ok := equivalenceFor(es, m.Source, buildConfig, c.Kernel); ok {
 					rec.Status, rec.Equivalence = statusEquivalent, e.reason
 				} else {
 					logf("%s: %s: not applied", id, why)

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -15,7 +16,11 @@ type equivalence struct {
 	id     string
 	code   string   // the original line, trimmed
 	unset  []string // config options the argument needs off (not =y, not =m)
-	reason string
+	// kernels are the versions the argument holds on ("6.1": 6.1.x),
+	// where it rests on code elsewhere that other versions change; none:
+	// any version whose line is the quoted one.
+	kernels []string
+	reason  string
 }
 
 // readEquivalences reads the arguments file: blocks of
@@ -23,12 +28,15 @@ type equivalence struct {
 //	id: FUNC+LINE:OP:N
 //	code: the original line, as in the tree
 //	unset: CONFIG_A CONFIG_B (optional)
+//	kernel: 6.1 (optional: the versions it holds on)
 //	reason: why the change cannot be seen (more lines indented)
 //
 // separated by blank lines; '#' lines are comments. An argument counts
 // only for a mutant whose line is still the quoted one, and, when it has
 // an unset: line, only in a build whose .config has none of those options
-// (an argument that rests on code the build leaves out).
+// (an argument that rests on code the build leaves out), and, with a
+// kernel: line, only on those kernel versions (an argument that rests on
+// other code that later versions change).
 func readEquivalences(path string) (map[string][]equivalence, error) {
 	out := map[string][]equivalence{}
 	if path == "" {
@@ -42,7 +50,7 @@ func readEquivalences(path string) (map[string][]equivalence, error) {
 	var cur equivalence
 	lineNo := 0
 	flush := func() error {
-		if cur.id == "" && cur.code == "" && cur.reason == "" && cur.unset == nil {
+		if cur.id == "" && cur.code == "" && cur.reason == "" && cur.unset == nil && cur.kernels == nil {
 			return nil
 		}
 		if cur.id == "" || cur.code == "" || cur.reason == "" {
@@ -80,6 +88,8 @@ func readEquivalences(path string) (map[string][]equivalence, error) {
 					return nil, fmt.Errorf("%s:%d: unset: %q is not a CONFIG_ option", path, lineNo, o)
 				}
 			}
+		case strings.HasPrefix(l, "kernel:"):
+			cur.kernels = strings.Fields(strings.TrimPrefix(l, "kernel:"))
 		case strings.HasPrefix(l, "reason:"):
 			cur.reason = strings.TrimSpace(strings.TrimPrefix(l, "reason:"))
 		case (strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t")) && cur.reason != "":
@@ -110,11 +120,12 @@ func configSet(dotConfig string) (map[string]bool, error) {
 }
 
 // equivalenceFor returns the argument of es for the mutant's source line
-// code in a build with config, or why none applies.
-func equivalenceFor(es []equivalence, code string, config map[string]bool) (_ equivalence, why string, ok bool) {
+// code in a build with config of kernel version kernel, or why none
+// applies.
+func equivalenceFor(es []equivalence, code string, config map[string]bool, kernel string) (_ equivalence, why string, ok bool) {
 	var whys []string
 	for _, e := range es {
-		why, ok := e.applies(code, config)
+		why, ok := e.applies(code, config, kernel)
 		if ok {
 			return e, "", true
 		}
@@ -124,8 +135,8 @@ func equivalenceFor(es []equivalence, code string, config map[string]bool) (_ eq
 }
 
 // applies says whether e's argument holds for mutant source line code in a
-// build with config, and if not, why.
-func (e equivalence) applies(code string, config map[string]bool) (why string, ok bool) {
+// build with config of kernel version kernel, and if not, why.
+func (e equivalence) applies(code string, config map[string]bool, kernel string) (why string, ok bool) {
 	if e.code != code {
 		return fmt.Sprintf("the equivalence argument quotes %q, the tree has %q", e.code, code), false
 	}
@@ -133,6 +144,11 @@ func (e equivalence) applies(code string, config map[string]bool) (why string, o
 		if config[o] {
 			return fmt.Sprintf("the equivalence argument needs %s off, the build has it", o), false
 		}
+	}
+	if len(e.kernels) > 0 && !slices.ContainsFunc(e.kernels, func(v string) bool {
+		return kernel == v || strings.HasPrefix(kernel, v+".")
+	}) {
+		return fmt.Sprintf("the equivalence argument holds on kernel %s, the tree is %s", strings.Join(e.kernels, ", "), kernel), false
 	}
 	return "", true
 }

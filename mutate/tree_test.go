@@ -137,7 +137,8 @@ func TestEquivalentFileParses(t *testing.T) {
 // N differs between trees); the one for the mutant's line applies, and a
 // second argument for the same line is refused.
 func TestEquivalencePerLine(t *testing.T) {
-	two := "id: f+3:del-assign:1\ncode: a = 0;\nreason: ra\n\nid: f+3:del-assign:1\ncode: b = 0;\nunset: CONFIG_X\nreason: rb\n"
+	two := "id: f+3:del-assign:1\ncode: a = 0;\nreason: ra\n\nid: f+3:del-assign:1\ncode: b = 0;\nunset: CONFIG_X\nreason: rb\n" +
+		"\nid: f+3:del-assign:1\ncode: d = 0;\nkernel: 6.1 5.15\nreason: rd\n"
 	eq, err := readEquivalences(writeTemp(t, two))
 	if err != nil {
 		t.Fatal(err)
@@ -145,14 +146,19 @@ func TestEquivalencePerLine(t *testing.T) {
 	for _, c := range []struct {
 		code   string
 		config map[string]bool
+		kernel string
 		want   string
 	}{
-		{"a = 0;", nil, "ra"},
-		{"b = 0;", nil, "rb"},
-		{"b = 0;", map[string]bool{"CONFIG_X": true}, ""},
-		{"c = 0;", nil, ""},
+		{"a = 0;", nil, "6.12.5", "ra"},
+		{"b = 0;", nil, "6.1.192", "rb"},
+		{"b = 0;", map[string]bool{"CONFIG_X": true}, "6.1.192", ""},
+		{"c = 0;", nil, "6.1.192", ""},
+		{"d = 0;", nil, "6.1.192", "rd"},
+		{"d = 0;", nil, "5.15", "rd"},
+		{"d = 0;", nil, "6.12.5", ""},
+		{"d = 0;", nil, "6.10.1", ""},
 	} {
-		e, why, ok := equivalenceFor(eq["f+3:del-assign:1"], c.code, c.config)
+		e, why, ok := equivalenceFor(eq["f+3:del-assign:1"], c.code, c.config, c.kernel)
 		if ok != (c.want != "") || (ok && e.reason != c.want) {
 			t.Errorf("%q with %v: %+v, %q, %v; want reason %q", c.code, c.config, e, why, ok, c.want)
 		}
