@@ -13,6 +13,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -130,25 +131,34 @@ func (c *Conn) Do(r Request) (Reply, error) {
 // Dump sends r with NLM_F_REQUEST|NLM_F_DUMP and returns the messages up to
 // NLMSG_DONE, or the error the NLMSG_DONE carries.
 func (c *Conn) Dump(r Request) ([]netlink.Message, error) {
+	parts, err := c.DumpParts(r)
+	return slices.Concat(parts...), err
+}
+
+// DumpParts is Dump, keeping the datagrams apart: the kernel fills one
+// skb per pass of the dump callback, so a dump too long for one comes in
+// several, the last ending with NLMSG_DONE (not returned).
+func (c *Conn) DumpParts(r Request) ([][]netlink.Message, error) {
 	m := r.Msg
 	m.Header.Flags |= netlink.Request | netlink.Dump
 	m.Header.Sequence = NextSeq()
 	if err := c.Sock.SendTo(m, 0, 0); err != nil {
 		return nil, fmt.Errorf("%s: %w", r.Name, err)
 	}
-	var out []netlink.Message
+	var parts [][]netlink.Message
 	for {
 		d, err := c.recv(r.Name)
 		if err != nil {
 			return nil, err
 		}
+		var part []netlink.Message
 		for _, got := range d.Msgs {
 			switch got.Header.Type {
 			case netlink.Done:
 				if err := doneError(r.Name, got); err != nil {
 					return nil, err
 				}
-				return out, nil
+				return append(parts, part), nil
 			case netlink.Error:
 				if err := ParseError(r.Name, got); err != nil {
 					return nil, err
@@ -157,9 +167,10 @@ func (c *Conn) Dump(r Request) ([]netlink.Message, error) {
 				if got.Header.Flags&netlink.DumpInterrupted != 0 {
 					return nil, fmt.Errorf("%s: dump interrupted", r.Name)
 				}
-				out = append(out, got)
+				part = append(part, got)
 			}
 		}
+		parts = append(parts, part)
 	}
 }
 

@@ -74,6 +74,7 @@ var All = append(group(Group, []selftests.Case{
 	{Name: "nsid_assignment_notified", Run: nsidAssignmentNotified, About: "an id the kernel chooses is the lowest free (0 first); a requested id is given exactly or refused with EEXIST; each id given is one RTM_NEWNSID on RTNLGRP_NSID"},
 	{Name: "nsid_lookup_matches_delivery", Run: nsidLookupMatchesDelivery, Slow: true, About: "RTM_GETNSID by pid, fd or id, in the own netns or a target one, and its dump report the nsid a LISTEN_ALL_NSID delivery carries, and keep no reference to the netns"},
 	{Name: "nsid_requests_refused", Run: nsidRequestsRefused, About: "an RTM_NEWNSID or RTM_GETNSID the kernel cannot carry out fails with its errno, extended ACK text and blamed attribute, announces nothing and changes no id"},
+	{Name: "nsid_dump_in_parts", Run: nsidDumpInParts, About: "an RTM_GETNSID dump longer than one skb carries on where it stopped: every id once, ascending, over several datagrams"},
 	{Name: "overrun_enobufs", Run: overrunENOBUFS, About: "an overflowing subscriber loses the rest of a burst and gets ENOBUFS once (NO_ENOBUFS hides it; BROADCAST_ERROR fails the request)"},
 	{Name: "nexthop_compat_mode_recipients", Run: nexthopCompatModeRecipients, About: "a nexthop replace notifies RTNLGRP_NEXTHOP, and the routes using it only while nexthop_compat_mode is 1, to local and ALL_NSID subscribers"},
 	{Name: "tc_group_delivery", Run: tcGroupDelivery, About: "tc qdisc, chain and filter notifications follow the same delivery rules: local and mapping ALL_NSID subscribers, not foreign plain ones"},
