@@ -353,10 +353,11 @@ func (r *addrRequester) event() selftests.AddrEvent {
 // attempt is what one request did with fail-nth at n.
 type attempt struct {
 	n        int
-	fired    bool  // fail-nth reached 0: an allocation failed
-	sendErr  error // write(): the request's own skb
-	recvErr  error // read() of the ACK: ENOBUFS when the ACK could not be allocated
-	ackErrno int   // the ACK's errno, when one came
+	fired    bool              // fail-nth reached 0: an allocation failed
+	sendErr  error             // write(): the request's own skb
+	recvErr  error             // read() of the ACK: ENOBUFS when the ACK could not be allocated
+	ackErrno int               // the ACK's errno, when one came
+	replies  []netlink.Message // what came before the ACK (a GET's reply)
 }
 
 func (a attempt) String() string {
@@ -410,12 +411,34 @@ func (r *armedRequest) send(t selftests.T, n int) attempt {
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
-	if a.sendErr == nil && a.recvErr == nil {
+	// A GET's reply comes in a datagram before its ACK: read on, now
+	// that fail-nth is disarmed, up to the ACK.
+	for a.sendErr == nil && a.recvErr == nil {
 		msgs, err := nlsock.ParseMessages(ack[:got])
-		if err != nil || len(msgs) != 1 || msgs[0].Header.Type != netlink.Error || msgs[0].Header.Sequence != r.seq || len(msgs[0].Data) < 4 {
-			t.Fatalf("fail-nth %d: %s: want one ACK of seq %d, got %d bytes (%v)", n, r.sock, r.seq, got, err)
+		if err != nil || len(msgs) != 1 || msgs[0].Header.Sequence != r.seq {
+			t.Fatalf("fail-nth %d: %s: want one reply or ACK of seq %d, got %d bytes (%v)", n, r.sock, r.seq, got, err)
+		}
+		if m := msgs[0]; m.Header.Type != netlink.Error {
+			m.Data = append([]byte(nil), m.Data...) // ack is read into again
+			a.replies = append(a.replies, m)
+			got, a.recvErr = unix.Read(r.sock.FD(), ack)
+			continue
+		}
+		if len(msgs[0].Data) < 4 {
+			t.Fatalf("fail-nth %d: %s: a short ACK", n, r.sock)
 		}
 		a.ackErrno = int(-int32(binary.NativeEndian.Uint32(msgs[0].Data)))
+		break
+	}
+	if a.recvErr != nil {
+		// The read returned the socket's error (the ACK could not be
+		// allocated) ahead of what was queued: a GET's reply. Read it
+		// away, so that the next try starts on an empty queue.
+		for {
+			if _, _, err := unix.Recvfrom(r.sock.FD(), ack, unix.MSG_DONTWAIT); err != nil {
+				break
+			}
+		}
 	}
 	return a
 }

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0
+
+package cases
+
+import (
+	"fmt"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"nlmcast/selftests"
+	"nlmcast/selftests/rtnl"
+)
+
+// nsidRequestAllocFailureENOMEM: an RTM_NEWNSID or RTM_GETNSID that the
+// kernel cannot allocate for fails with ENOMEM and does nothing else,
+// whichever of its allocations fails: no id is given (and a requested id
+// is not reported as taken, EEXIST, which would send `ip netns set` to
+// look for another one), and a lookup answers with its reply or with
+// ENOMEM, never with a bare ACK. A failure of the request's own skb fails
+// the write; of the ACK, the read (ENOBUFS).
+//
+// Each try n arms fail-nth at n for one request from a socket of O, until
+// a try no longer fires. RTM_NEWNSID asks for the id n<<12 for a peer of
+// its own: a leaf of O's idr of its own, so that idr_alloc() allocates
+// a node each time. RTM_GETNSID asks for a peer O gave the id 1.
+//
+// Kernel: rtnl_net_newid(): alloc_netid() -> idr_alloc(..., GFP_ATOMIC)
+// returns -ENOMEM, passed on (only -ENOSPC for a requested id becomes
+// -EEXIST); rtnl_net_getid(): msg = nlmsg_new(); if (!msg) { err =
+// -ENOMEM; goto out; }.
+func nsidRequestAllocFailureENOMEM(t selftests.T) {
+	openFailNth(t)
+	o := selftests.NewNS(t, "O")
+	requester := o.Socket("requester")
+
+	var tried []string
+	enomem := false
+	for n := 1; ; n++ {
+		if n > maxFailNth {
+			t.Fatalf("RTM_NEWNSID: fail-nth still fires at %d; tried: %s", n, strings.Join(tried, "; "))
+		}
+		peer := selftests.NewNS(t, fmt.Sprintf("P%d", n))
+		id := int32(n) << 12
+		a := newArmedRequest(t, requester, rtnl.NewNSID(peer.FD(), id)).send(t, n)
+		tried = append(tried, fmt.Sprintf("%d: %s", n, a))
+		got := o.IDOf(peer)
+		what := fmt.Sprintf("netns O: RTM_NEWNSID for netns %s with nsid %d, fail-nth %d: %s", peer.Name, id, n, a)
+		switch {
+		case !a.fired || a.ackErrno == 0:
+			if a.ackErrno != 0 || got != id {
+				t.Errorf("%s; O's id for it is %d: want an ACK with errno 0 and the id %d", what, got, id)
+			}
+		case a.sendErr != nil, a.ackErrno == int(unix.ENOMEM):
+			enomem = enomem || a.ackErrno == int(unix.ENOMEM)
+			if got != rtnl.NotAssigned {
+				t.Errorf("%s, yet O gave it the id %d: a failed request must give none", what, got)
+			}
+		case a.recvErr != nil:
+			// The ACK was not allocated: the id may be given or not.
+		default:
+			t.Errorf("%s; want 0 or ENOMEM: an allocation that failed is not %s", what, unix.ErrnoName(unix.Errno(a.ackErrno)))
+		}
+		if !a.fired {
+			break
+		}
+	}
+	if selftests.Verbose() {
+		t.Logf("RTM_NEWNSID tries: %s", strings.Join(tried, "; "))
+	}
+	if !enomem {
+		t.Errorf("netns O: no fail-nth made RTM_NEWNSID fail with ENOMEM: idr_alloc()'s node allocation never failed; tried: %s", strings.Join(tried, "; "))
+	}
+
+	peer := selftests.NewNS(t, "Q")
+	o.Map(peer, 1)
+	tried, enomem = nil, false
+	for n := 1; ; n++ {
+		if n > maxFailNth {
+			t.Fatalf("RTM_GETNSID: fail-nth still fires at %d; tried: %s", n, strings.Join(tried, "; "))
+		}
+		a := newArmedRequest(t, requester, rtnl.NSIDRequest(unix.RTM_GETNSID, rtnl.ByFD(peer.FD()))).send(t, n)
+		tried = append(tried, fmt.Sprintf("%d: %s, %d replies", n, a, len(a.replies)))
+		what := fmt.Sprintf("netns O: RTM_GETNSID for netns Q, fail-nth %d: %s with %d replies", n, a, len(a.replies))
+		switch {
+		case !a.fired || a.ackErrno == 0:
+			if a.ackErrno != 0 || len(a.replies) != 1 {
+				t.Errorf("%s; want the reply (nsid 1), then an ACK with errno 0", what)
+			} else if r, err := rtnl.ParseNSIDReply(a.replies[0]); err != nil || r.NSID != 1 {
+				t.Errorf("%s: reply %v (%v), want nsid 1", what, r, err)
+			}
+		case a.ackErrno == int(unix.ENOMEM):
+			enomem = true
+			if len(a.replies) != 0 {
+				t.Errorf("%s; want no reply before the ENOMEM", what)
+			}
+		case a.sendErr != nil, a.recvErr != nil:
+			// The request's skb or the ACK was not allocated.
+		default:
+			t.Errorf("%s; want 0 or ENOMEM", what)
+		}
+		if !a.fired {
+			break
+		}
+	}
+	if selftests.Verbose() {
+		t.Logf("RTM_GETNSID tries: %s", strings.Join(tried, "; "))
+	}
+	if !enomem {
+		t.Errorf("netns O: no fail-nth made RTM_GETNSID fail with ENOMEM: nlmsg_new() never failed; tried: %s", strings.Join(tried, "; "))
+	}
+}
