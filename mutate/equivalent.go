@@ -13,9 +13,9 @@ import (
 // equivalence is the argument that a mutant cannot change what the kernel
 // does: the line it changes, as the tree has it, and why.
 type equivalence struct {
-	id     string
-	code   string   // the original line, trimmed
-	unset  []string // config options the argument needs off (not =y, not =m)
+	id    string
+	code  string   // the original line, trimmed
+	unset []string // config options the argument needs off (not =y, not =m)
 	// kernels are the versions the argument holds on ("6.1": 6.1.x),
 	// where it rests on code elsewhere that other versions change; none:
 	// any version whose line is the quoted one.
