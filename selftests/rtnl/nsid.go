@@ -19,24 +19,11 @@ var rtgenmsg = []byte{unix.AF_UNSPEC, 0, 0, 0}
 // NewNSID gives the namespace peerFD refers to the id nsid in the
 // namespace of the socket that sends the request (-1: lowest free id).
 func NewNSID(peerFD int, nsid int32) Request {
-	return Request{
-		Name: fmt.Sprintf("RTM_NEWNSID fd %d nsid %d", peerFD, nsid),
-		Msg: message(unix.RTM_NEWNSID, 0, rtgenmsg, attrs(func(ae *netlink.AttributeEncoder) {
-			ae.Int32(unix.NETNSA_NSID, nsid)
-			ae.Uint32(unix.NETNSA_FD, uint32(peerFD))
-		})),
-	}
+	return NSIDRequest(unix.RTM_NEWNSID, WithNSID(nsid), ByFD(peerFD))
 }
 
 // getNSID asks for the id that the sender's namespace has for peerFD's.
-func getNSID(peerFD int) Request {
-	return Request{
-		Name: fmt.Sprintf("RTM_GETNSID fd %d", peerFD),
-		Msg: message(unix.RTM_GETNSID, 0, rtgenmsg, attrs(func(ae *netlink.AttributeEncoder) {
-			ae.Uint32(unix.NETNSA_FD, uint32(peerFD))
-		})),
-	}
-}
+func getNSID(peerFD int) Request { return NSIDRequest(unix.RTM_GETNSID, ByFD(peerFD)) }
 
 // NSIDOf returns NETNSA_NSID from an RTM_NEWNSID/RTM_DELNSID message.
 func NSIDOf(m netlink.Message) (int32, error) {

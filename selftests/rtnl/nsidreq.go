@@ -5,7 +5,6 @@ package rtnl
 import (
 	"encoding/binary"
 	"fmt"
-	"strings"
 
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
@@ -34,10 +33,17 @@ func WithNSID(id int32) NSIDAttr { return NSIDAttr{unix.NETNSA_NSID, id} }
 func InTarget(id int32) NSIDAttr { return NSIDAttr{unix.NETNSA_TARGET_NSID, id} }
 
 func (a NSIDAttr) String() string {
-	names := map[uint16]string{unix.NETNSA_NSID: "nsid", unix.NETNSA_PID: "pid", unix.NETNSA_FD: "fd",
-		unix.NETNSA_TARGET_NSID: "target_nsid", unix.NETNSA_CURRENT_NSID: "current_nsid"}
-	if n, ok := names[a.Type]; ok {
-		return fmt.Sprintf("%s %d", n, a.Value)
+	switch a.Type {
+	case unix.NETNSA_NSID:
+		return fmt.Sprintf("nsid %d", a.Value)
+	case unix.NETNSA_PID:
+		return fmt.Sprintf("pid %d", a.Value)
+	case unix.NETNSA_FD:
+		return fmt.Sprintf("fd %d", a.Value)
+	case unix.NETNSA_TARGET_NSID:
+		return fmt.Sprintf("target_nsid %d", a.Value)
+	case unix.NETNSA_CURRENT_NSID:
+		return fmt.Sprintf("current_nsid %d", a.Value)
 	}
 	return fmt.Sprintf("attr %d %d", a.Type, a.Value)
 }
@@ -46,19 +52,26 @@ func (a NSIDAttr) String() string {
 // that order, each 4 bytes: send it with Do, or Dump for an RTM_GETNSID
 // dump.
 func NSIDRequest(typ uint16, attrs ...NSIDAttr) Request {
-	var b []byte
-	names := make([]string, len(attrs))
+	name := "RTM_GETNSID"
+	if typ == unix.RTM_NEWNSID {
+		name = "RTM_NEWNSID"
+	}
 	for i, a := range attrs {
-		b = binary.NativeEndian.AppendUint16(b, 8)
-		b = binary.NativeEndian.AppendUint16(b, a.Type)
-		b = binary.NativeEndian.AppendUint32(b, uint32(a.Value))
-		names[i] = a.String()
+		sep := ", "
+		if i == 0 {
+			sep = " "
+		}
+		name += sep + a.String()
 	}
-	name := map[uint16]string{unix.RTM_NEWNSID: "RTM_NEWNSID", unix.RTM_GETNSID: "RTM_GETNSID"}[typ]
-	return Request{
-		Name: strings.TrimSpace(fmt.Sprintf("%s %s", name, strings.Join(names, ", "))),
-		Msg:  message(typ, 0, rtgenmsg, b),
-	}
+	return Request{Name: name, Msg: message(typ, 0, rtgenmsg, encodeNSIDAttrs(attrs))}
+}
+
+func encodeNSIDAttrs(as []NSIDAttr) []byte {
+	return attrs(func(ae *netlink.AttributeEncoder) {
+		for _, a := range as {
+			ae.Int32(a.Type, a.Value)
+		}
+	})
 }
 
 // NSIDAttrOffset is where NSIDRequest puts its i-th attribute, counted

@@ -367,6 +367,9 @@ func (a attempt) String() string {
 	case a.recvErr != nil:
 		return fmt.Sprintf("no ACK (%v)", a.recvErr)
 	}
+	if len(a.replies) > 0 {
+		return fmt.Sprintf("%d replies, ACK errno %d", len(a.replies), a.ackErrno)
+	}
 	return fmt.Sprintf("ACK errno %d", a.ackErrno)
 }
 

@@ -158,8 +158,9 @@ func nsidRequestsRefused(t selftests.T) {
 		{unix.RTM_GETNSID, []rtnl.NSIDAttr{rtnl.ByFD(a.FD()), rtnl.InTarget(unassigned)}, unix.EINVAL, "Target netns reference is invalid", 1},
 	}
 	for _, r := range refusals {
-		_, err := o.Ctl.Do(rtnl.NSIDRequest(r.typ, r.attrs...))
-		expectRefusal(t, "netns O: "+rtnl.NSIDRequest(r.typ, r.attrs...).Name, err, r.errno, r.msg, r.blamed, true)
+		req := rtnl.NSIDRequest(r.typ, r.attrs...)
+		_, err := o.Ctl.Do(req)
+		expectRefusal(t, "netns O: "+req.Name, err, r.errno, r.msg, r.blamed, true)
 	}
 	onThreadIn(t, a, func(tid int) error {
 		attrs := []rtnl.NSIDAttr{rtnl.WithNSID(4), rtnl.ByPID(tid)}

@@ -34,16 +34,10 @@ func nsidRequestAllocFailureENOMEM(t selftests.T) {
 	o := selftests.NewNS(t, "O")
 	requester := o.Socket("requester")
 
-	var tried []string
-	enomem := false
-	for n := 1; ; n++ {
-		if n > maxFailNth {
-			t.Fatalf("RTM_NEWNSID: fail-nth still fires at %d; tried: %s", n, strings.Join(tried, "; "))
-		}
+	failEachAllocation(t, "RTM_NEWNSID", "idr_alloc()'s node", func(n int) attempt {
 		peer := selftests.NewNS(t, fmt.Sprintf("P%d", n))
 		id := int32(n) << 12
 		a := newArmedRequest(t, requester, rtnl.NewNSID(peer.FD(), id)).send(t, n)
-		tried = append(tried, fmt.Sprintf("%d: %s", n, a))
 		got := o.IDOf(peer)
 		what := fmt.Sprintf("netns O: RTM_NEWNSID for netns %s with nsid %d, fail-nth %d: %s", peer.Name, id, n, a)
 		switch {
@@ -52,7 +46,6 @@ func nsidRequestAllocFailureENOMEM(t selftests.T) {
 				t.Errorf("%s; O's id for it is %d: want an ACK with errno 0 and the id %d", what, got, id)
 			}
 		case a.sendErr != nil, a.ackErrno == int(unix.ENOMEM):
-			enomem = enomem || a.ackErrno == int(unix.ENOMEM)
 			if got != rtnl.NotAssigned {
 				t.Errorf("%s, yet O gave it the id %d: a failed request must give none", what, got)
 			}
@@ -61,27 +54,15 @@ func nsidRequestAllocFailureENOMEM(t selftests.T) {
 		default:
 			t.Errorf("%s; want 0 or ENOMEM: an allocation that failed is not %s", what, unix.ErrnoName(unix.Errno(a.ackErrno)))
 		}
-		if !a.fired {
-			break
-		}
-	}
-	if selftests.Verbose() {
-		t.Logf("RTM_NEWNSID tries: %s", strings.Join(tried, "; "))
-	}
-	if !enomem {
-		t.Errorf("netns O: no fail-nth made RTM_NEWNSID fail with ENOMEM: idr_alloc()'s node allocation never failed; tried: %s", strings.Join(tried, "; "))
-	}
+		return a
+	})
 
 	peer := selftests.NewNS(t, "Q")
 	o.Map(peer, 1)
-	tried, enomem = nil, false
-	for n := 1; ; n++ {
-		if n > maxFailNth {
-			t.Fatalf("RTM_GETNSID: fail-nth still fires at %d; tried: %s", n, strings.Join(tried, "; "))
-		}
+	failEachAllocation(t, "RTM_GETNSID", "the reply's nlmsg_new()", func(n int) attempt {
+		// A fresh seq each try: a reply left from an earlier one is seen.
 		a := newArmedRequest(t, requester, rtnl.NSIDRequest(unix.RTM_GETNSID, rtnl.ByFD(peer.FD()))).send(t, n)
-		tried = append(tried, fmt.Sprintf("%d: %s, %d replies", n, a, len(a.replies)))
-		what := fmt.Sprintf("netns O: RTM_GETNSID for netns Q, fail-nth %d: %s with %d replies", n, a, len(a.replies))
+		what := fmt.Sprintf("netns O: RTM_GETNSID for netns Q, fail-nth %d: %s", n, a)
 		switch {
 		case !a.fired || a.ackErrno == 0:
 			if a.ackErrno != 0 || len(a.replies) != 1 {
@@ -90,7 +71,6 @@ func nsidRequestAllocFailureENOMEM(t selftests.T) {
 				t.Errorf("%s: reply %v (%v), want nsid 1", what, r, err)
 			}
 		case a.ackErrno == int(unix.ENOMEM):
-			enomem = true
 			if len(a.replies) != 0 {
 				t.Errorf("%s; want no reply before the ENOMEM", what)
 			}
@@ -99,14 +79,34 @@ func nsidRequestAllocFailureENOMEM(t selftests.T) {
 		default:
 			t.Errorf("%s; want 0 or ENOMEM", what)
 		}
+		return a
+	})
+}
+
+// failEachAllocation runs try(n) for fail-nth n = 1, 2, ... until a try
+// no longer fires: each allocation of the request fails once. try checks
+// its own outcome; at least one must have been an ACK with ENOMEM (alloc
+// is the allocation expected to give it), or the failures the rule is
+// about were never made.
+func failEachAllocation(t selftests.T, request, alloc string, try func(n int) attempt) {
+	t.Helper()
+	var tried []string
+	enomem := false
+	for n := 1; ; n++ {
+		if n > maxFailNth {
+			t.Fatalf("%s: fail-nth still fires at %d; tried: %s", request, n, strings.Join(tried, "; "))
+		}
+		a := try(n)
+		tried = append(tried, fmt.Sprintf("%d: %s", n, a))
+		enomem = enomem || a.ackErrno == int(unix.ENOMEM)
 		if !a.fired {
 			break
 		}
 	}
 	if selftests.Verbose() {
-		t.Logf("RTM_GETNSID tries: %s", strings.Join(tried, "; "))
+		t.Logf("%s tries: %s", request, strings.Join(tried, "; "))
 	}
 	if !enomem {
-		t.Errorf("netns O: no fail-nth made RTM_GETNSID fail with ENOMEM: nlmsg_new() never failed; tried: %s", strings.Join(tried, "; "))
+		t.Errorf("netns O: no fail-nth made %s fail with ENOMEM: %s allocation never failed; tried: %s", request, alloc, strings.Join(tried, "; "))
 	}
 }
