@@ -243,6 +243,21 @@ func (s *Socket) ForceReceiveBuffer(bytes int) error {
 	return s.wrap(fmt.Sprintf("SO_RCVBUFFORCE %d", bytes), unix.SetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, bytes))
 }
 
+// ReceiveMemory returns what SO_MEMINFO reports of the receive side: the
+// bytes the queued skbs charge (sk_rmem_alloc, their truesize) and the
+// receive buffer they are held against (sk_rcvbuf).
+func (s *Socket) ReceiveMemory() (rmem, rcvbuf uint32, err error) {
+	buf := make([]byte, 4*unix.SK_MEMINFO_VARS)
+	n, err := getsockopt(s.fd, unix.SOL_SOCKET, unix.SO_MEMINFO, buf)
+	if err != nil {
+		return 0, 0, s.wrap("getsockopt(SO_MEMINFO)", err)
+	}
+	if n < 4*(unix.SK_MEMINFO_RCVBUF+1) {
+		return 0, 0, fmt.Errorf("%s: getsockopt(SO_MEMINFO): %d bytes", s, n)
+	}
+	return binary.NativeEndian.Uint32(buf[4*unix.SK_MEMINFO_RMEM_ALLOC:]), binary.NativeEndian.Uint32(buf[4*unix.SK_MEMINFO_RCVBUF:]), nil
+}
+
 // SendTo sends one netlink message to portid pid and group bitmask groups
 // (the kernel multicasts to the lowest group in the mask only). The header's
 // Length is filled in; Sequence and PID are sent as given.

@@ -77,6 +77,7 @@ var All = append(group(Group, []selftests.Case{
 	{Name: "nsid_requests_refused", Run: nsidRequestsRefused, About: "an RTM_NEWNSID or RTM_GETNSID the kernel cannot carry out fails with its errno, extended ACK text and blamed attribute, announces nothing and changes no id"},
 	{Name: "nsid_dump_in_parts", Run: nsidDumpInParts, About: "an RTM_GETNSID dump longer than one skb carries on where it stopped: every id once, ascending, over several datagrams"},
 	{Name: "overrun_enobufs", Run: overrunENOBUFS, About: "an overflowing subscriber loses the rest of a burst and gets ENOBUFS once (NO_ENOBUFS hides it; BROADCAST_ERROR fails the request)"},
+	{Name: "dump_continuation_enobufs", Run: dumpContinuationENOBUFS, About: "a dump whose next part does not fit beside a queued notification stops with ENOBUFS, woken as an error, and goes on, losing nothing, at the next read"},
 	{Name: "nexthop_compat_mode_recipients", Run: nexthopCompatModeRecipients, About: "a nexthop replace notifies RTNLGRP_NEXTHOP, and the routes using it only while nexthop_compat_mode is 1, to local and ALL_NSID subscribers"},
 	{Name: "tc_group_delivery", Run: tcGroupDelivery, About: "tc qdisc, chain and filter notifications follow the same delivery rules: local and mapping ALL_NSID subscribers, not foreign plain ones"},
 	{Name: "tc_echo_requester", Run: tcEchoRequester, About: "a tc request with NLM_F_ECHO gets its notification back once, before the ACK, subscribed or not; without ECHO only the ACK"},
