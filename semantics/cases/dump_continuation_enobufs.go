@@ -3,6 +3,7 @@
 package cases
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -24,20 +25,21 @@ import (
 // sets ENOBUFS on the socket and wakes the socket's error waiters. The
 // reader gets the error on its next read (before the queued notification:
 // a pending socket error comes first), then the notification; that read
-// finds the queue empty enough and the dump goes on where it stopped:
-// every address once, in order, then NLMSG_DONE.
+// empties the queue and the dump goes on where it stopped: every address
+// once, in order, then NLMSG_DONE.
 //
-// Every step is synchronous. The sizes are the kernel's own, read back
-// with SO_MEMINFO: the first part (T1, allocated before the socket ever
-// read, so NLMSG_GOODSIZE) and the notification (tN) are queued under the
-// default buffer, then the buffer is lowered to about T1+tN. After the
-// first part is read, tN <= rcvbuf/2, so netlink_recvmsg() calls
-// netlink_dump(); the next part's skb is at least as large as the first
-// (the reader's 64 KiB buffer raises max_recvmsg_len), so tN plus it
-// reaches rcvbuf. Whether the error woke anybody is read with epoll
-// waiting for EPOLLERR alone: only a wake-up with EPOLLERR puts the socket
-// on the ready list, so epoll_wait() with no timeout right after the read
-// says whether sk_error_report() ran.
+// Every step is synchronous, and the sizes are the kernel's own, read back
+// with SO_MEMINFO. The first part (allocated before the socket ever read,
+// so NLMSG_GOODSIZE) and a 1 KiB user multicast (tN) are queued under the
+// default buffer; then the buffer is lowered to exactly 2*tN. Once the
+// first part is read the queue holds exactly half the buffer, which still
+// counts as room (<= rcvbuf/2), so the read calls netlink_dump(); its skb
+// is at least as large as the first part's (the reader's 64 KiB buffer
+// raised max_recvmsg_len), larger than tN, so the two reach the buffer.
+// Whether the error woke anybody is read with epoll waiting for EPOLLERR
+// alone: only a wake-up with EPOLLERR puts the socket on the ready list,
+// so epoll_wait() with no timeout right after the read says whether
+// sk_error_report() ran.
 //
 // Kernel: netlink_recvmsg(): if (cb_running && sk_rmem_alloc <= sk_rcvbuf
 // / 2) { ret = netlink_dump(sk, false); if (ret) { sk->sk_err = -ret;
@@ -45,7 +47,8 @@ import (
 // skb->truesize, &sk->sk_rmem_alloc); if (rmem != skb->truesize && rmem >=
 // rcvbuf) -> -ENOBUFS, the skb freed before the dump callback ran;
 // __skb_try_recv_datagram(): sock_error() before the queue;
-// sock_def_error_report(): wake_up_interruptible_poll(EPOLLERR).
+// sock_def_error_report(): wake_up_interruptible_poll(EPOLLERR);
+// sock_setsockopt(SO_RCVBUF): sk_rcvbuf = max(val * 2, SOCK_MIN_RCVBUF).
 func dumpContinuationENOBUFS(t selftests.T) {
 	s := selftests.NewNS(t, "S")
 	// More addresses than the first part holds: an IPv4 address record is
@@ -71,22 +74,27 @@ func dumpContinuationENOBUFS(t selftests.T) {
 		t.Fatalf("%v", err)
 	}
 	t1 := receiveMemory(t, d)
-	note := sender.MustMulticast(0, burstGroup)
+	// A notification with 1 KiB of payload: twice its charge is above
+	// the kernel's smallest buffer (SOCK_MIN_RCVBUF, about 2.3 KiB).
+	note := netlink.Message{Header: netlink.Header{Type: netlink.Noop, Sequence: rtnl.NextSeq(), PID: sender.Portid()}, Data: make([]byte, 1024)}
+	if err := sender.SendTo(note, 0, nlsock.GroupMask(burstGroup)); err != nil {
+		t.Fatalf("%v", err)
+	}
 	queued := receiveMemory(t, d)
 	if queued <= t1 {
 		t.Fatalf("%s: sk_rmem_alloc %d after the multicast, %d before: the notification was not queued under a 1 MiB buffer", d, queued, t1)
 	}
 	tN := queued - t1
-	if err := d.SetReceiveBuffer(int(queued / 2)); err != nil {
+	if err := d.SetReceiveBuffer(int(tN)); err != nil {
 		t.Fatalf("%v", err)
 	}
 	_, rcvbuf, err := d.ReceiveMemory()
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
-	if rcvbuf > queued || tN > rcvbuf/2 {
-		t.Fatalf("%s: setup: the dump's first part charges %d bytes and the notification %d; SO_RCVBUF %d gave sk_rcvbuf %d, want at most %d and at least twice the notification",
-			d, t1, tN, queued/2, rcvbuf, queued)
+	if rcvbuf != 2*tN || t1 <= tN {
+		t.Fatalf("%s: setup: the dump's first part charges %d bytes and the notification %d; SO_RCVBUF %d gave sk_rcvbuf %d, want %d, and the part larger than the notification",
+			d, t1, tN, tN, rcvbuf, 2*tN)
 	}
 	t.Logf("%s: the dump's first part charges %d bytes, the notification %d; sk_rcvbuf lowered to %d", d, t1, tN, rcvbuf)
 	epfd := epollForErrors(t, d)
@@ -108,8 +116,10 @@ func dumpContinuationENOBUFS(t selftests.T) {
 		trail = append(trail, fmt.Sprintf("read after the first part: %s, want ENOBUFS", datagramString(dg, err)))
 	}
 	if dg, err := d.Recv(); err != nil || len(dg.Msgs) != 1 || dg.Msgs[0].Header.Type != netlink.Noop ||
-		dg.Msgs[0].Header.Sequence != note.Seq || dg.FromPid != note.FromPid || dg.FromMask != nlsock.GroupMask(burstGroup) {
-		trail = append(trail, fmt.Sprintf("next read: %s, want the multicast NLMSG_NOOP seq %d from pid %d on group %d", datagramString(dg, err), note.Seq, note.FromPid, burstGroup))
+		dg.Msgs[0].Header.Sequence != note.Header.Sequence || !bytes.Equal(dg.Msgs[0].Data, note.Data) ||
+		dg.FromPid != note.Header.PID || dg.FromMask != nlsock.GroupMask(burstGroup) {
+		trail = append(trail, fmt.Sprintf("next read: %s, want the multicast NLMSG_NOOP seq %d with %d bytes of payload from pid %d on group %d",
+			datagramString(dg, err), note.Header.Sequence, len(note.Data), note.Header.PID, burstGroup))
 	}
 	for part := 2; !done; part++ {
 		dg, err := d.Recv()
@@ -125,8 +135,8 @@ func dumpContinuationENOBUFS(t selftests.T) {
 		t.Errorf("%s: netns S: epoll for EPOLLERR had no event right after the read that could not continue the dump: sk_error_report() did not wake the socket's waiters", d)
 	}
 	if len(trail) > 0 {
-		t.Errorf("%s: netns S: the dump's first part (%d addresses, %d bytes charged), a queued multicast (%d bytes) and sk_rcvbuf %d:\n\t%s",
-			d, len(got), t1, tN, rcvbuf, strings.Join(trail, "\n\t"))
+		t.Errorf("%s: netns S: after the dump's first part (%d bytes charged) with a multicast (%d bytes) queued behind it and sk_rcvbuf %d:\n\t%s",
+			d, t1, tN, rcvbuf, strings.Join(trail, "\n\t"))
 	}
 	if !slices.EqualFunc(got, want, rtnl.Addr.Equal) {
 		t.Errorf("%s: netns S: the dump across the ENOBUFS listed %d addresses:\n\t%v\nwant the reference dump's %d:\n\t%v", d, len(got), got, len(want), want)
