@@ -132,14 +132,14 @@ func dumpContinuationENOBUFS(t selftests.T) {
 		got = append(got, more...)
 	}
 	if !woken {
-		t.Errorf("%s: netns S: epoll for EPOLLERR had no event right after the read that could not continue the dump: sk_error_report() did not wake the socket's waiters", d)
+		t.Errorf("%s: epoll for EPOLLERR had no event right after the read that could not continue the dump: sk_error_report() did not wake the socket's waiters", d)
 	}
 	if len(trail) > 0 {
-		t.Errorf("%s: netns S: after the dump's first part (%d bytes charged) with a multicast (%d bytes) queued behind it and sk_rcvbuf %d:\n\t%s",
+		t.Errorf("%s: after the dump's first part (%d bytes charged) with a multicast (%d bytes) queued behind it and sk_rcvbuf %d:\n\t%s",
 			d, t1, tN, rcvbuf, strings.Join(trail, "\n\t"))
 	}
 	if !slices.EqualFunc(got, want, rtnl.Addr.Equal) {
-		t.Errorf("%s: netns S: the dump across the ENOBUFS listed %d addresses:\n\t%v\nwant the reference dump's %d:\n\t%v", d, len(got), got, len(want), want)
+		t.Errorf("%s: the dump across the ENOBUFS listed %d addresses:\n\t%v\nwant the reference dump's %d:\n\t%v", d, len(got), got, len(want), want)
 	}
 	if dg, err := d.Recv(); !errors.Is(err, nlsock.ErrEmpty) {
 		t.Errorf("%s: after NLMSG_DONE: %s, want nothing queued", d, datagramString(dg, err))
