@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
@@ -92,8 +93,9 @@ func (s *Socket) Close() error {
 // Bind binds to portid pid (0: let the kernel pick one) and sets the
 // socket's groups 1..32 to the bitmask groups.
 func (s *Socket) Bind(pid, groups uint32) error {
+	sa := unix.RawSockaddrNetlink{Family: unix.AF_NETLINK, Pid: pid, Groups: groups}
 	return s.wrap(fmt.Sprintf("bind(pid %d, groups %#x)", pid, groups),
-		unix.Bind(s.fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Pid: pid, Groups: groups}))
+		syscallResult(unix.Syscall(unix.SYS_BIND, uintptr(s.fd), uintptr(unsafe.Pointer(&sa)), unsafe.Sizeof(sa))))
 }
 
 // Address returns getsockname(): the portid and the groups 1..32 bitmask.
@@ -119,13 +121,13 @@ func (s *Socket) Portid() uint32 {
 // above 32).
 func (s *Socket) Join(group uint32) error {
 	return s.wrap(fmt.Sprintf("NETLINK_ADD_MEMBERSHIP %d", group),
-		unix.SetsockoptInt(s.fd, unix.SOL_NETLINK, unix.NETLINK_ADD_MEMBERSHIP, int(group)))
+		setsockoptInt(s.fd, unix.SOL_NETLINK, unix.NETLINK_ADD_MEMBERSHIP, int(group)))
 }
 
 // Leave drops group with NETLINK_DROP_MEMBERSHIP.
 func (s *Socket) Leave(group uint32) error {
 	return s.wrap(fmt.Sprintf("NETLINK_DROP_MEMBERSHIP %d", group),
-		unix.SetsockoptInt(s.fd, unix.SOL_NETLINK, unix.NETLINK_DROP_MEMBERSHIP, int(group)))
+		setsockoptInt(s.fd, unix.SOL_NETLINK, unix.NETLINK_DROP_MEMBERSHIP, int(group)))
 }
 
 // Memberships returns the groups the socket is in, from
@@ -163,7 +165,7 @@ func (s *Socket) Memberships() ([]uint32, error) {
 // NETLINK_EXT_ACK, NETLINK_GET_STRICT_CHK, NETLINK_CAP_ACK).
 func (s *Socket) SetOption(opt int, on bool) error {
 	v := flagValue(on)
-	err := unix.SetsockoptInt(s.fd, unix.SOL_NETLINK, opt, v)
+	err := setsockoptInt(s.fd, unix.SOL_NETLINK, opt, v)
 	if err == nil {
 		switch opt {
 		case unix.NETLINK_PKTINFO:

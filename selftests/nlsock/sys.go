@@ -28,6 +28,29 @@ func getsockopt(fd, level, opt int, buf []byte) (int, error) {
 	return int(l), nil
 }
 
+// setsockoptInt is setsockopt(2) of an int option, held to the system
+// call's contract: 0 on success.
+func setsockoptInt(fd, level, opt, val int) error {
+	v := int32(val)
+	return syscallResult(unix.Syscall6(unix.SYS_SETSOCKOPT, uintptr(fd), uintptr(level), uintptr(opt),
+		uintptr(unsafe.Pointer(&v)), unsafe.Sizeof(v), 0))
+}
+
+// syscallResult turns a raw system call's result into an error. A call
+// that did not fail must return exactly 0: the kernel passes a protocol
+// handler's return value through, so a handler that returns a positive
+// "error" would otherwise look like success (unix.Bind and
+// unix.SetsockoptInt see only errno).
+func syscallResult(r, _ uintptr, errno unix.Errno) error {
+	if errno != 0 {
+		return errno
+	}
+	if r != 0 {
+		return fmt.Errorf("returned %d, want 0 (or -1 with errno)", int(r))
+	}
+	return nil
+}
+
 // readDrops parses /proc/thread-self/net/netlink of the calling thread's
 // namespace: sk Eth Pid Groups Rmem Wmem Dump Locks Drops Inode.
 func readDrops(proto int, portid uint32) (uint64, error) {
