@@ -514,11 +514,6 @@ func (s *Socket) Wait(timeout time.Duration) (bool, error) {
 // /proc/thread-self/net/netlink, read from inside ns (the socket's namespace).
 func (s *Socket) Drops(ns *netns.NS) (uint64, error) {
 	pid := s.Portid()
-	var drops uint64
-	err := ns.Do(func() error {
-		var err error
-		drops, err = readDrops(s.Proto, pid)
-		return err
-	})
-	return drops, s.wrap("read drops", err)
+	r, err := ReadRow(ns, s.Proto, pid)
+	return r.Drops, s.wrap("read drops", err)
 }

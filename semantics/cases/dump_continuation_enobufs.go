@@ -51,28 +51,11 @@ import (
 // sock_setsockopt(SO_RCVBUF): sk_rcvbuf = max(val * 2, SOCK_MIN_RCVBUF).
 func dumpContinuationENOBUFS(t selftests.T) {
 	s := selftests.NewNS(t, "S")
-	// More addresses than the first part holds: an IPv4 address record is
-	// over 64 bytes, NLMSG_GOODSIZE under min(page size, 8 KiB).
-	n := min(unix.Getpagesize(), 8192)/64 + 16
-	for i := range n {
-		s.Do(rtnl.NewAddr(rtnl.LoopbackIndex, netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 77, byte(i >> 8), byte(i)}), 32)))
-	}
-	want, err := dumpAddrs(t, dumpConn(t, s, false), nil)
-	if err != nil {
-		t.Fatalf("netns S: reference dump: %v", err)
-	}
-	if len(want) < n {
-		t.Fatalf("netns S: the reference dump lists %d addresses, want the %d added and lo's own", len(want), n)
-	}
+	n, want := addressesForTwoParts(t, s)
 
 	d := s.Socket("d", selftests.Join(burstGroup))
 	sender := s.Socket("sender")
-	req := rtnl.GetAddrs(nil).Msg
-	req.Header.Flags |= netlink.Request | netlink.Dump
-	req.Header.Sequence = rtnl.NextSeq()
-	if err := d.SendTo(req, 0, 0); err != nil {
-		t.Fatalf("%v", err)
-	}
+	req := startDump(t, d)
 	t1 := receiveMemory(t, d)
 	// A notification with 1 KiB of payload: twice its charge is above
 	// the kernel's smallest buffer (SOCK_MIN_RCVBUF, about 2.3 KiB).
@@ -225,4 +208,36 @@ func datagramString(dg nlsock.Datagram, err error) string {
 		return err.Error()
 	}
 	return fmt.Sprintf("from pid %d groups %#x: %s", dg.FromPid, dg.FromMask, headers(dg.Msgs))
+}
+
+// addressesForTwoParts adds to s's lo more IPv4 addresses than the first
+// part of a dump holds (an address record is over 64 bytes, the part
+// NLMSG_GOODSIZE, under min(page size, 8 KiB)) and returns how many, and
+// the addresses as a dump lists them.
+func addressesForTwoParts(t selftests.T, s *selftests.NS) (int, []rtnl.Addr) {
+	t.Helper()
+	n := min(unix.Getpagesize(), 8192)/64 + 16
+	for i := range n {
+		s.Do(rtnl.NewAddr(rtnl.LoopbackIndex, netip.PrefixFrom(netip.AddrFrom4([4]byte{10, 77, byte(i >> 8), byte(i)}), 32)))
+	}
+	want, err := dumpAddrs(t, dumpConn(t, s, false), nil)
+	if err != nil {
+		t.Fatalf("netns %s: reference dump: %v", s.Name, err)
+	}
+	if len(want) < n {
+		t.Fatalf("netns %s: the reference dump lists %d addresses, want the %d added and lo's own", s.Name, len(want), n)
+	}
+	return n, want
+}
+
+// startDump sends an RTM_GETADDR dump request from d and returns it.
+func startDump(t selftests.T, d *selftests.Sock) netlink.Message {
+	t.Helper()
+	req := rtnl.GetAddrs(nil).Msg
+	req.Header.Flags |= netlink.Request | netlink.Dump
+	req.Header.Sequence = rtnl.NextSeq()
+	if err := d.SendTo(req, 0, 0); err != nil {
+		t.Fatalf("%v", err)
+	}
+	return req
 }
