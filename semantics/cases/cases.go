@@ -28,6 +28,7 @@ var FaultInjection = []selftests.Case{
 	{Name: "notification_alloc_failure_enobufs", Run: notificationAllocFailureENOBUFS, About: "a notification the kernel cannot allocate (fail-nth) is ENOBUFS once, with a POLLERR wake-up, to each member of its group in the source netns, no one else"},
 	{Name: "tc_clone_failure_broadcast_error", Run: tcCloneFailureBroadcastError, About: "a notification clone the kernel cannot allocate (fail-nth) is ENOBUFS and a drop for that subscriber, and fails the tc request exactly when that subscriber set NETLINK_BROADCAST_ERROR"},
 	{Name: "nsid_request_alloc_failure_enomem", Run: nsidRequestAllocFailureENOMEM, About: "an RTM_NEWNSID or RTM_GETNSID whose allocation fails (fail-nth) is ENOMEM and does nothing: no id given, no bare ACK; never EEXIST"},
+	{Name: "stats_notification_alloc_failure_enobufs", Run: statsNotificationAllocFailureENOBUFS, About: "an RTM_NEWSTATS the kernel cannot allocate (fail-nth) is ENOBUFS to the members of RTNLGRP_STATS, rtnetlink's last group on 6.1, no one else; the request succeeds"},
 	{Name: "membership_alloc_failure_enomem", Run: membershipAllocFailureENOMEM, About: "a bind() or NETLINK_ADD_MEMBERSHIP whose group bitmap cannot be allocated (fail-nth) is ENOMEM and changes nothing: no portid from bind, no group; asked again, it subscribes"},
 	{Name: "nsid_notification_alloc_failure_enomem", Run: nsidNotificationAllocFailureENOMEM, About: "an RTM_NEWNSID the kernel cannot allocate (fail-nth) is ENOMEM once to each RTNLGRP_NSID member in its netns, NO_ENOBUFS ones included; the id is given"},
 }
