@@ -214,6 +214,28 @@ func (s *Socket) listMemberships(size int) (buf []byte, n int, err error) {
 	return buf, n, nil
 }
 
+// MembershipsSize is getsockopt(NETLINK_LIST_MEMBERSHIPS) with optlen 0:
+// the bytes all the socket's groups take, which the kernel reports even
+// when it can write none of them.
+func (s *Socket) MembershipsSize() (int, error) {
+	n, err := getsockopt(s.fd, unix.SOL_NETLINK, unix.NETLINK_LIST_MEMBERSHIPS, nil)
+	return n, s.wrap("NETLINK_LIST_MEMBERSHIPS with optlen 0", err)
+}
+
+// ListMembershipsAt is getsockopt(NETLINK_LIST_MEMBERSHIPS) into size
+// bytes at address optval, which may be one the process cannot write (for
+// the EFAULT it must give): the length the kernel reported, or its error
+// bare.
+func (s *Socket) ListMembershipsAt(optval uintptr, size int) (int, error) {
+	return getsockoptAt(s.fd, unix.SOL_NETLINK, unix.NETLINK_LIST_MEMBERSHIPS, optval, size)
+}
+
+// OptionInto is getsockopt(SOL_NETLINK, opt) into buf, exactly as long as
+// given: the length the kernel reported, or its error bare.
+func (s *Socket) OptionInto(opt int, buf []byte) (int, error) {
+	return getsockopt(s.fd, unix.SOL_NETLINK, opt, buf)
+}
+
 // flagValue is a boolean socket option's int value.
 func flagValue(on bool) int {
 	if on {

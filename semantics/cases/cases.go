@@ -67,6 +67,7 @@ var All = append(group(Group, []selftests.Case{
 	{Name: "groups_above_32", Run: groupsAbove32, About: "groups above 32 follow the same delivery rules: once locally with PKTINFO and nl_groups 0, with the nsid to a mapping ALL_NSID member"},
 	{Name: "scm_credentials_reported", Run: scmCredentialsReported, About: "SO_PASSCRED adds SCM_CREDENTIALS to every datagram: the kernel's (0/0/0) with notifications and ACKs, a user sender's own pid, uid and gid"},
 	{Name: "short_buffer_msg_trunc", Run: shortBufferMsgTrunc, About: "a notification read into a buffer of its size comes whole; one byte short it is cut with MSG_TRUNC; MSG_TRUNC in the flags returns its full length"},
+	{Name: "options_read_back", Run: optionsReadBack, About: "getsockopt reads back each SOL_NETLINK flag as last set, independently; NETLINK_LIST_MEMBERSHIPS reports its size with optlen 0 and is EFAULT into unwritable memory"},
 	{Name: "pktinfo_group_reporting", Run: pktinfoGroupReporting, About: "NETLINK_PKTINFO gives the delivering group on every message (with the nsid for ALL_NSID), and stops at once when cleared"},
 	{Name: "socket_close_unsubscribes", Run: socketCloseUnsubscribes, About: "closing a subscribed socket, queue unread, takes it out of delivery and leaves the other subscribers exactly as they were"},
 	{Name: "socket_close_ends_dump", Run: socketCloseEndsDump, About: "closing a socket in the middle of a dump ends it: the request the dump held is freed (the rtnetlink kernel socket is charged nothing), and other dumps list everything"},
