@@ -105,10 +105,14 @@ func NSIDNotification(typ uint16, id int32) Msg {
 }
 
 // NetnsDeathDeadline bounds the wait for the RTM_DELNSID of a namespace
-// whose last reference is gone. cleanup_net() runs on a workqueue shared by
-// every dying namespace of the machine: tens of ms here, seconds on a debug
-// kernel under emulation. Only a failing case waits this long.
-const NetnsDeathDeadline = 10 * time.Second
+// whose last reference is gone, and for what its death takes with it.
+// cleanup_net() runs on a workqueue shared by every dying namespace of the
+// machine: tens of ms here, seconds on a debug kernel under emulation, and
+// more than 10 s on that kernel when the host's two cores also run three
+// other guests (netns_death_removes_linked_device got the RTM_DELNSID
+// but not yet the device's RTM_DELLINK after 10 s). Only a failing case
+// waits this long.
+const NetnsDeathDeadline = 30 * time.Second
 
 // Map gives peer the id nsid in n (RTM_NEWNSID sent from inside n), so that
 // LISTEN_ALL_NSID sockets in n receive peer's notifications, and checks
