@@ -182,8 +182,16 @@ func (s *Socket) SetOption(opt int, on bool) error {
 
 // Option reads a SOL_NETLINK flag option with getsockopt.
 func (s *Socket) Option(opt int) (int, error) {
-	v, err := unix.GetsockoptInt(s.fd, unix.SOL_NETLINK, opt)
-	return v, s.wrap(fmt.Sprintf("getsockopt(%s)", OptionName(opt)), err)
+	op := fmt.Sprintf("getsockopt(%s)", OptionName(opt))
+	buf := make([]byte, 4)
+	n, err := getsockopt(s.fd, unix.SOL_NETLINK, opt, buf)
+	if err != nil {
+		return 0, s.wrap(op, err)
+	}
+	if n != len(buf) {
+		return 0, fmt.Errorf("%s: %s: optlen %d, want %d (an int)", s, op, n, len(buf))
+	}
+	return int(int32(binary.NativeEndian.Uint32(buf))), nil
 }
 
 // PktInfo reports whether NETLINK_PKTINFO was enabled through SetOption.
