@@ -3,6 +3,7 @@
 package cases
 
 import (
+	"bytes"
 	"errors"
 	"unsafe"
 
@@ -22,13 +23,15 @@ var readBackFlags = []int{
 // optionsReadBack: getsockopt(SOL_NETLINK) reads back each flag option as
 // last set, whatever the others are: all 0 on a new socket, then each set
 // in turn, then each cleared, every flag read after every change. A flag
-// read into less than an int is EINVAL, an option netlink does not have
+// read into more room than an int takes 4 bytes and says so (optlen 4),
+// into less it is EINVAL, an option netlink does not have
 // ENOPROTOOPT. NETLINK_LIST_MEMBERSHIPS with optlen 0 writes nothing and
 // reports the bytes the groups take, what a full read reports; into a
 // buffer the process cannot write it fails with EFAULT.
 //
 // Kernel: netlink_getsockopt(): flag = NETLINK_F_...; if (len <
-// sizeof(int)) return -EINVAL; val = test_bit(flag, &nlk->flags);
+// sizeof(int)) return -EINVAL; len = sizeof(int); val = test_bit(flag,
+// &nlk->flags); put_user(len, optlen); copy_to_user(optval, &val, len);
 // default: return -ENOPROTOOPT; NETLINK_LIST_MEMBERSHIPS: if (len < 0)
 // return -EINVAL; for each u32 that fits: if (put_user(...)) { err =
 // -EFAULT; break; }; put_user(ALIGN(BITS_TO_BYTES(nlk->ngroups),
@@ -53,6 +56,12 @@ func optionsReadBack(t selftests.T) {
 		}
 	}
 
+	// Into more room than an int, a flag still takes 4 bytes, optlen
+	// says so, and the rest is not written.
+	wide := bytes.Repeat([]byte{0xa5}, 8)
+	if n, err := k.OptionInto(unix.NETLINK_PKTINFO, wide); err != nil || n != 4 || !bytes.Equal(wide[4:], []byte{0xa5, 0xa5, 0xa5, 0xa5}) {
+		t.Errorf("%s: getsockopt(NETLINK_PKTINFO) into 8 bytes: optlen %d, % x, %v; want optlen 4 and the last 4 bytes untouched", k, n, wide, err)
+	}
 	short := make([]byte, 2)
 	if n, err := k.OptionInto(unix.NETLINK_PKTINFO, short); !errors.Is(err, unix.EINVAL) {
 		t.Errorf("%s: getsockopt(NETLINK_PKTINFO) into 2 bytes: %d, %v; want EINVAL", k, n, err)
