@@ -477,6 +477,10 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 		logf("%v", err)
 		return 1
 	}
+	// pristineObj is the sha256 of the unmutated file's object in the base
+	// build: a mutant that compiles to the same bytes is the unmutated
+	// kernel, and is not booted.
+	var pristineObj string
 	if o.baseline {
 		// A baseline that fails would make every mutant "killed".
 		buildLog, err := openLog("baseline")
@@ -491,6 +495,10 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 			return 1
 		}
 		buildS := time.Since(t0).Seconds()
+		if pristineObj, err = o.tree.objectSum(funcSets[o.set].file); err != nil {
+			logf("%v", err)
+			return 1
+		}
 		// The baseline runs with generous limits; the mutants' limits are
 		// then set from it, so that a loaded host (TCG slows down with
 		// it) does not turn a slow boot into a "hung" one.
@@ -543,7 +551,7 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 			logf("%v", err)
 			return 1
 		}
-		rec, err := runMutant(ctx, m, pristine, srcFile, plans, g, mlog)
+		rec, err := runMutant(ctx, m, pristine, srcFile, plans, g, pristineObj, mlog)
 		mlog.Close()
 		if ctx.Err() != nil {
 			break // an interrupted mutant is not recorded: the next run does it again
@@ -608,9 +616,16 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 	return 0
 }
 
+// identicalObject is the decision of a mutant that compiles to the
+// unmutated object file: DecidedBy and the base tier's status.
+const identicalObject = "identical object"
+
 // runMutant builds m in each tier's build dir and boots it until a tier
-// kills it or every tier has run.
-func runMutant(ctx context.Context, m cfunc.Mutant, pristine []byte, srcFile string, plans []tierPlan, g *guard, buildLog io.Writer) (record, error) {
+// kills it or every tier has run. A mutant whose object file in the base
+// build is byte for byte the unmutated one's (sha256 pristineObj, when not
+// empty) is equivalent without a boot: the compiler proved that it changes
+// nothing (dead code, a value the optimiser already knew).
+func runMutant(ctx context.Context, m cfunc.Mutant, pristine []byte, srcFile string, plans []tierPlan, g *guard, pristineObj string, buildLog io.Writer) (record, error) {
 	t0 := time.Now()
 	rec := record{ID: m.ID, File: m.File, Func: m.Func, Line: m.Line, Op: m.Op, Orig: m.Orig, Repl: m.Repl, Source: m.Source}
 	mutated, err := m.Apply(pristine)
@@ -643,6 +658,20 @@ func runMutant(ctx context.Context, m cfunc.Mutant, pristine []byte, srcFile str
 				tr.Status = statusBuildFail
 				rec.Tiers = append(rec.Tiers, tr)
 				break
+			}
+			if t.name == "base" && pristineObj != "" {
+				sum, err := t.tree.objectSum(m.File)
+				if err != nil {
+					return rec, err
+				}
+				if sum == pristineObj {
+					tr.Status = identicalObject
+					rec.Tiers = append(rec.Tiers, tr)
+					rec.Status, rec.DecidedBy = statusEquivalent, identicalObject
+					rec.Equivalence = fmt.Sprintf("the compiler makes the unmutated object: %s is byte for byte the unmutated source's (sha256 %s) in the base build's configuration, so the kernel booted would be the unmutated one",
+						strings.TrimSuffix(m.File, ".c")+".o", sum[:16])
+					break
+				}
 			}
 		}
 		r := boot(ctx, t.plan, t.tree.image(), buildLog)

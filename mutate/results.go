@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -150,7 +151,7 @@ func (r resultsDir) writeTable(c campaign, recs map[string]record) error {
 	b.WriteString("\n")
 	if len(byTier) > 0 {
 		var ts []string
-		for _, t := range c.Tiers {
+		for _, t := range append(slices.Clone(c.Tiers), identicalObject) {
 			if byTier[t] > 0 {
 				ts = append(ts, fmt.Sprintf("%s %d", t, byTier[t]))
 			}

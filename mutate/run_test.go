@@ -11,8 +11,8 @@ import (
 	"testing"
 )
 
-// A stand-in kernel tree: its "bzImage" is the C file itself, and it does
-// not build without the call to use().
+// A stand-in kernel tree: its "compiler" drops the dead if (0) block, its
+// "bzImage" is the object, and it does not build without the call to use().
 const fakeSource = `int f(int a)
 {
 	int b = helper(a);
@@ -20,6 +20,8 @@ const fakeSource = `int f(int a)
 	if (a == 0)
 		return 1;
 	use(b);
+	if (0)
+		use(a);
 	return b;
 }
 `
@@ -28,7 +30,8 @@ const fakeMakefile = `O ?= .
 bzImage:
 	@mkdir -p $(O)/arch/x86/boot
 	@grep -q 'use(b)' x.c || { echo "x.c:7:2: error: 'b' set but not used" >&2; exit 2; }
-	@cp x.c $(O)/arch/x86/boot/bzImage
+	@sed '/if (0)/{N;d;}' x.c >$(O)/x.o
+	@cp $(O)/x.o $(O)/arch/x86/boot/bzImage
 kernelversion:
 	@echo 0.0-fake
 `
@@ -87,8 +90,8 @@ func TestRunClassifiesRecordsAndResumes(t *testing.T) {
 	}
 	funcSets["test"] = funcSet{file: "x.c", funcs: []string{"f"}}
 	defer delete(funcSets, "test")
-	ids := []string{"f+4:eq-ne:1", "f+5:flip-const:1", "f+6:del-call:1", "f+4:negate-cond:1", "f+4:flip-const:1"}
-	want := []string{statusKilled, statusKilled, statusBuildFail, statusEquivalent, statusSurvived}
+	ids := []string{"f+4:eq-ne:1", "f+5:flip-const:1", "f+6:del-call:1", "f+4:negate-cond:1", "f+4:flip-const:1", "f+8:del-call:1"}
+	want := []string{statusKilled, statusKilled, statusBuildFail, statusEquivalent, statusSurvived, statusEquivalent}
 	o := runOptions{
 		tree: kernelTree{src: src, build: build, jobs: 1}, out: out, set: "test", ids: ids, expect: want,
 		equivalent: filepath.Join(dir, "equivalent.txt"), tiers: []string{"base", "debug", "stress", "fault"},
@@ -115,6 +118,16 @@ func TestRunClassifiesRecordsAndResumes(t *testing.T) {
 	if r := recs["f+4:negate-cond:1"]; r.Equivalence != "the stand-in vmtest cannot see it." {
 		t.Errorf("equivalent: %q", r.Equivalence)
 	}
+	// The dead block's call deleted: the same object, decided without a
+	// boot.
+	if r := recs["f+8:del-call:1"]; r.DecidedBy != identicalObject || len(r.Tiers) != 1 || r.Tiers[0].Boot != 0 ||
+		!strings.Contains(r.Equivalence, "x.o is byte for byte the unmutated source's") {
+		t.Errorf("dead code: decided by %q, tiers %+v, %q; want %q, built and not booted", r.DecidedBy, r.Tiers, r.Equivalence, identicalObject)
+	}
+	// A mutant whose object differs in one byte is booted.
+	if r := recs["f+4:flip-const:1"]; r.DecidedBy == identicalObject || len(r.Tiers) == 0 || r.Tiers[0].Status != statusSurvived {
+		t.Errorf("live code: %+v", r)
+	}
 	if _, err := os.Stat(filepath.Join(out, "records", "f+4_eq-ne_1.json")); err != nil {
 		t.Errorf("record file: %v", err)
 	}
@@ -122,7 +135,7 @@ func TestRunClassifiesRecordsAndResumes(t *testing.T) {
 		t.Errorf("source changed:\n%s", b)
 	}
 	table, _ := os.ReadFile(filepath.Join(out, "table.md"))
-	if !strings.Contains(string(table), "Done 5 of 5. killed 2; crashed 0; hung 0; build-failure 1; equivalent 1; survived 1;") {
+	if !strings.Contains(string(table), "Done 6 of 6. killed 2; crashed 0; hung 0; build-failure 1; equivalent 2; survived 1;\nDecided by tier: base 2, stress 1, identical object 1.") {
 		t.Errorf("table.md:\n%s", table)
 	}
 	// A second run resumes: nothing left to do, the records stay.

@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -89,6 +90,21 @@ func (t kernelTree) buildImage(ctx context.Context, log io.Writer) (errs []strin
 		return errs, nil
 	}
 	return nil, nil
+}
+
+// object is the object file the build makes of file, a .c file of the
+// tree.
+func (t kernelTree) object(file string) string {
+	return filepath.Join(t.build, strings.TrimSuffix(file, ".c")+".o")
+}
+
+// objectSum is the sha256 of file's object file as the last build left it.
+func (t kernelTree) objectSum(file string) (string, error) {
+	b, err := os.ReadFile(t.object(file))
+	if err != nil {
+		return "", fmt.Errorf("the object of %s: %w", file, err)
+	}
+	return fmt.Sprintf("%x", sha256.Sum256(b)), nil
 }
 
 // journal is what the guard writes next to a mutated file's original

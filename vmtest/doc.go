@@ -30,8 +30,8 @@
 // A run also fails (exit 1) when the kernel reported a problem, even if
 // every program passed: vmtest scans the whole kernel console for BUG,
 // WARNING, KASAN, UBSAN, lockdep, RCU stall, list corruption, refcount_t,
-// Oops, panic, soft lockup, hung task and kmemleak reports (package
-// selftests/kmsg), and the init reports the taint mask
+// Oops, panic, soft lockup, hung task, kmemleak and socket-freed-alive
+// reports (package selftests/kmsg), and the init reports the taint mask
 // (/proc/sys/kernel/tainted) when it starts and after the last program: a
 // bit set in between fails the run too. Each report is printed on stderr
 // with its first lines, then one summary line:

@@ -52,8 +52,17 @@ var triggers = []trigger{
 	{kind: "Oops", re: regexp.MustCompile(`^(Oops[:#]|Internal error: Oops|general protection fault|invalid opcode: )`)},
 	{kind: "panic", re: regexp.MustCompile(`^Kernel panic - `)},
 	{kind: "kmemleak", re: regexp.MustCompile(`^(unreferenced object 0x|kmemleak: \d+ new suspected memory leaks)`)},
+	// A socket's destructor finding it not orphaned: the protocol's release
+	// path skipped sock_orphan() (netlink_sock_destruct(): "Freeing alive
+	// netlink socket %p"; af_packet and af_key say "Attempt to release
+	// alive ... socket"). Only a kernel bug prints it, without a stack.
+	{kind: "alive socket", re: aliveSocket},
 	{kind: "hung task", re: regexp.MustCompile(`^(INFO: task .* blocked for more than \d+ seconds|hung_task: )`)},
 }
+
+// aliveSocket is the title of an "alive socket" report; its group is the
+// message without the socket's address.
+var aliveSocket = regexp.MustCompile(`^((?:Freeing|Attempt to release) alive [\w ]+? socket):? `)
 
 // classify returns the trigger a message starts, or nil.
 func classify(msg string) *trigger {

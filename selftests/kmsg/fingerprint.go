@@ -156,6 +156,10 @@ func subject(kind, title string) string {
 		return cutAny(strings.TrimPrefix(title, "refcount_t: "), ";", ".")
 	case "list corruption":
 		return cutAny(title, ".", ",", ":")
+	case "alive socket":
+		if m := aliveSocket.FindStringSubmatch(title); m != nil {
+			return m[1]
+		}
 	}
 	return ""
 }

@@ -219,6 +219,8 @@ func TestFingerprint(t *testing.T) {
 		{"refcount", refcountSplat, "refcount underflow: (no stack)"},
 		{"list corruption, BUG", listBugSplat, "list corruption list_del corruption: (no stack)"},
 		{"kmemleak", kmemleakSplat, "kmemleak: __alloc_skb:netlink_alloc_large_skb:netlink_sendmsg"},
+		{"alive socket", "[   12.000001] Freeing alive netlink socket 00000000c4d1a2b3\n[   12.000002] ok 3 next case",
+			"alive socket Freeing alive netlink socket: (no stack)"},
 		{"a bare title", "WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10", "WARNING at net/netlink/af_netlink.c:1500: do_one_broadcast"},
 	}
 	for _, tc := range tests {

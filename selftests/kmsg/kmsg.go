@@ -26,11 +26,11 @@ import (
 )
 
 // Report is one kernel report: a BUG, WARNING, KASAN, UBSAN, lockdep, RCU
-// stall, list corruption, or a newly set taint bit.
+// stall, list corruption, a socket freed alive, or a newly set taint bit.
 type Report struct {
 	// Kind is one of "WARNING", "BUG", "KASAN", "KCSAN", "UBSAN",
 	// "lockdep", "RCU stall", "list corruption", "refcount", "Oops",
-	// "panic", "lockup", "hung task", "kmemleak", "taint".
+	// "panic", "lockup", "hung task", "kmemleak", "alive socket", "taint".
 	Kind string
 	// Lines are the report's first lines (up to MaxLines, MaxKCSANLines
 	// for KCSAN), as logged, without the kmsg record or console timestamp

@@ -251,6 +251,8 @@ func TestScanFindsEveryTitle(t *testing.T) {
 		"kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)":                                      "kmemleak",
 		"INFO: task kworker/u4:1:23 blocked for more than 120 seconds.":                                                "hung task",
 		"watchdog: BUG: soft lockup - CPU#0 stuck for 22s! [netlink_mcast_s:99]":                                       "lockup",
+		"Freeing alive netlink socket 00000000c4d1a2b3":                                                                "alive socket",
+		"Attempt to release alive packet socket: 00000000c4d1a2b3":                                                     "alive socket",
 	}
 	for title, kind := range titles {
 		for _, line := range []string{title, "[  123.456789] " + title, "[  123.456789][  T321] " + title + "\r"} {
