@@ -692,3 +692,72 @@ func runMutant(ctx context.Context, m cfunc.Mutant, pristine []byte, srcFile str
 	rec.Finished = time.Now().UTC()
 	return rec, nil
 }
+
+// cmdArgue applies the equivalence arguments to a results directory's
+// survivors without building or booting anything: whether an argument
+// holds depends only on the mutant's source line, the build's
+// configuration and the kernel version, all of which the records and
+// campaign.json keep. A survivor an argument covers becomes equivalent;
+// the table is rewritten.
+func cmdArgue(args []string) int {
+	fs := flag.NewFlagSet("mutate argue", flag.ContinueOnError)
+	out := fs.String("out", "", "results `dir` of a campaign")
+	dotConfig := fs.String("config", "", "the campaign build's .config `file`, for the arguments' unset: options")
+	equivalent := fs.String("equivalent", "mutate/equivalent.txt", "the equivalence arguments, by mutant ID")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *out == "" || *dotConfig == "" {
+		fmt.Fprintln(os.Stderr, "mutate argue: -out and -config are required")
+		return 2
+	}
+	n, err := argue(resultsDir{dir: *out}, *equivalent, *dotConfig)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "mutate argue: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "mutate argue: %s: %d survivors now equivalent\n", *out, n)
+	return 0
+}
+
+// argue is cmdArgue's work; it returns how many records it changed.
+func argue(rd resultsDir, equivalentPath, dotConfig string) (int, error) {
+	c, ok, err := rd.readCampaign()
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, fmt.Errorf("%s: no campaign.json", rd.dir)
+	}
+	equiv, err := readEquivalences(equivalentPath)
+	if err != nil {
+		return 0, err
+	}
+	config, err := configSet(dotConfig)
+	if err != nil {
+		return 0, err
+	}
+	recs, err := rd.records()
+	if err != nil {
+		return 0, err
+	}
+	changed := 0
+	for id, rec := range recs {
+		es, ok := equiv[id]
+		if rec.Status != statusSurvived || !ok {
+			continue
+		}
+		e, why, ok := equivalenceFor(es, rec.Source, config, c.Kernel)
+		if !ok {
+			fmt.Fprintf(os.Stderr, "mutate argue: %s: %s: not applied\n", id, why)
+			continue
+		}
+		rec.Status, rec.Equivalence = statusEquivalent, e.reason
+		if err := rd.writeJSON(rd.recordPath(id), rec); err != nil {
+			return changed, err
+		}
+		recs[id] = rec
+		changed++
+	}
+	return changed, rd.writeTable(c, recs)
+}

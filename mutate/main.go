@@ -16,6 +16,7 @@
 //	go run ./mutate prepare -tarball T -patch P -src DIR -build DIR -config F...
 //	go run ./mutate list -src DIR [-set NAME]
 //	go run ./mutate run -src DIR -build DIR -out DIR [-seed N -n N | -ids ID,...] [flags]
+//	go run ./mutate argue -out DIR -config BUILD/.config
 //
 // The source file is mutated only while a build runs, and put back on
 // every way out: normal end, error, SIGINT, SIGTERM, SIGHUP; a run killed
@@ -40,6 +41,8 @@ func main() {
 		code = cmdList(os.Args[2:])
 	case "run":
 		code = cmdRun(os.Args[2:])
+	case "argue":
+		code = cmdArgue(os.Args[2:])
 	default:
 		usage()
 		code = 2
@@ -51,5 +54,6 @@ func usage() {
 	fmt.Fprintln(os.Stderr, `usage: go run ./mutate prepare|list|run [flags]   (-h after each for its flags)
   prepare  extract a kernel source tarball, apply patches, git init, configure and build bzImage
   list     print the mutants of a function set
-  run      build, boot and classify mutants, writing records to a results directory`)
+  run      build, boot and classify mutants, writing records to a results directory
+  argue    apply the equivalence arguments to a results directory's survivors`)
 }

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
@@ -92,8 +93,9 @@ func (s *Socket) Close() error {
 // Bind binds to portid pid (0: let the kernel pick one) and sets the
 // socket's groups 1..32 to the bitmask groups.
 func (s *Socket) Bind(pid, groups uint32) error {
+	sa := unix.RawSockaddrNetlink{Family: unix.AF_NETLINK, Pid: pid, Groups: groups}
 	return s.wrap(fmt.Sprintf("bind(pid %d, groups %#x)", pid, groups),
-		unix.Bind(s.fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Pid: pid, Groups: groups}))
+		syscallResult(unix.Syscall(unix.SYS_BIND, uintptr(s.fd), uintptr(unsafe.Pointer(&sa)), unsafe.Sizeof(sa))))
 }
 
 // Address returns getsockname(): the portid and the groups 1..32 bitmask.
@@ -119,13 +121,13 @@ func (s *Socket) Portid() uint32 {
 // above 32).
 func (s *Socket) Join(group uint32) error {
 	return s.wrap(fmt.Sprintf("NETLINK_ADD_MEMBERSHIP %d", group),
-		unix.SetsockoptInt(s.fd, unix.SOL_NETLINK, unix.NETLINK_ADD_MEMBERSHIP, int(group)))
+		setsockoptInt(s.fd, unix.SOL_NETLINK, unix.NETLINK_ADD_MEMBERSHIP, int(group)))
 }
 
 // Leave drops group with NETLINK_DROP_MEMBERSHIP.
 func (s *Socket) Leave(group uint32) error {
 	return s.wrap(fmt.Sprintf("NETLINK_DROP_MEMBERSHIP %d", group),
-		unix.SetsockoptInt(s.fd, unix.SOL_NETLINK, unix.NETLINK_DROP_MEMBERSHIP, int(group)))
+		setsockoptInt(s.fd, unix.SOL_NETLINK, unix.NETLINK_DROP_MEMBERSHIP, int(group)))
 }
 
 // Memberships returns the groups the socket is in, from
@@ -163,7 +165,7 @@ func (s *Socket) Memberships() ([]uint32, error) {
 // NETLINK_EXT_ACK, NETLINK_GET_STRICT_CHK, NETLINK_CAP_ACK).
 func (s *Socket) SetOption(opt int, on bool) error {
 	v := flagValue(on)
-	err := unix.SetsockoptInt(s.fd, unix.SOL_NETLINK, opt, v)
+	err := setsockoptInt(s.fd, unix.SOL_NETLINK, opt, v)
 	if err == nil {
 		switch opt {
 		case unix.NETLINK_PKTINFO:
@@ -241,6 +243,21 @@ func (s *Socket) SetReceiveBuffer(bytes int) error {
 // CAP_NET_ADMIN in the initial user namespace (capable(), not ns_capable()).
 func (s *Socket) ForceReceiveBuffer(bytes int) error {
 	return s.wrap(fmt.Sprintf("SO_RCVBUFFORCE %d", bytes), unix.SetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, bytes))
+}
+
+// ReceiveMemory returns what SO_MEMINFO reports of the receive side: the
+// bytes the queued skbs charge (sk_rmem_alloc, their truesize) and the
+// receive buffer they are held against (sk_rcvbuf).
+func (s *Socket) ReceiveMemory() (rmem, rcvbuf uint32, err error) {
+	buf := make([]byte, 4*unix.SK_MEMINFO_VARS)
+	n, err := getsockopt(s.fd, unix.SOL_SOCKET, unix.SO_MEMINFO, buf)
+	if err != nil {
+		return 0, 0, s.wrap("getsockopt(SO_MEMINFO)", err)
+	}
+	if n < 4*(unix.SK_MEMINFO_RCVBUF+1) {
+		return 0, 0, fmt.Errorf("%s: getsockopt(SO_MEMINFO): %d bytes", s, n)
+	}
+	return binary.NativeEndian.Uint32(buf[4*unix.SK_MEMINFO_RMEM_ALLOC:]), binary.NativeEndian.Uint32(buf[4*unix.SK_MEMINFO_RCVBUF:]), nil
 }
 
 // SendTo sends one netlink message to portid pid and group bitmask groups
@@ -497,11 +514,6 @@ func (s *Socket) Wait(timeout time.Duration) (bool, error) {
 // /proc/thread-self/net/netlink, read from inside ns (the socket's namespace).
 func (s *Socket) Drops(ns *netns.NS) (uint64, error) {
 	pid := s.Portid()
-	var drops uint64
-	err := ns.Do(func() error {
-		var err error
-		drops, err = readDrops(s.Proto, pid)
-		return err
-	})
-	return drops, s.wrap("read drops", err)
+	r, err := ReadRow(ns, s.Proto, pid)
+	return r.Drops, s.wrap("read drops", err)
 }

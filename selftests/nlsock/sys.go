@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -28,26 +29,87 @@ func getsockopt(fd, level, opt int, buf []byte) (int, error) {
 	return int(l), nil
 }
 
-// readDrops parses /proc/thread-self/net/netlink of the calling thread's
-// namespace: sk Eth Pid Groups Rmem Wmem Dump Locks Drops Inode.
-func readDrops(proto int, portid uint32) (uint64, error) {
+// setsockoptInt is setsockopt(2) of an int option, held to the system
+// call's contract: 0 on success.
+func setsockoptInt(fd, level, opt, val int) error {
+	v := int32(val)
+	return syscallResult(unix.Syscall6(unix.SYS_SETSOCKOPT, uintptr(fd), uintptr(level), uintptr(opt),
+		uintptr(unsafe.Pointer(&v)), unsafe.Sizeof(v), 0))
+}
+
+// syscallResult turns a raw system call's result into an error. A call
+// that did not fail must return exactly 0: the kernel passes a protocol
+// handler's return value through, so a handler that returns a positive
+// "error" would otherwise look like success (unix.Bind and
+// unix.SetsockoptInt see only errno).
+func syscallResult(r, _ uintptr, errno unix.Errno) error {
+	if errno != 0 {
+		return errno
+	}
+	if r != 0 {
+		return fmt.Errorf("returned %d, want 0 (or -1 with errno)", int(r))
+	}
+	return nil
+}
+
+// Row is a socket's line of /proc/net/netlink: sk Eth Pid Groups Rmem
+// Wmem Dump Locks Drops Inode.
+type Row struct {
+	Rmem, Wmem uint64 // the bytes its queued skbs charge (sk_rmem_alloc, sk_wmem_alloc)
+	Dump       bool   // a dump is running on it (cb_running)
+	Drops      uint64
+}
+
+// ReadRow reads, from inside ns, the line of the socket with protocol
+// proto and portid portid: portid 0 is the protocol's kernel socket.
+func ReadRow(ns *netns.NS, proto int, portid uint32) (Row, error) {
+	var r Row
+	err := ns.Do(func() error {
+		var err error
+		r, err = readRow(proto, portid)
+		return err
+	})
+	if err != nil {
+		return r, fmt.Errorf("netns %s: /proc/net/netlink: %w", ns.Name, err)
+	}
+	return r, nil
+}
+
+// readRow parses /proc/thread-self/net/netlink of the calling thread's
+// namespace.
+func readRow(proto int, portid uint32) (Row, error) {
 	f, err := os.Open("/proc/thread-self/net/netlink")
 	if err != nil {
-		return 0, err
+		return Row{}, err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	return parseRow(f, proto, portid)
+}
+
+// parseRow finds the line of protocol proto and portid portid in the text
+// of /proc/net/netlink.
+func parseRow(text io.Reader, proto int, portid uint32) (Row, error) {
+	sc := bufio.NewScanner(text)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
 		if len(fields) < 10 || fields[1] != strconv.Itoa(proto) || fields[2] != strconv.FormatUint(uint64(portid), 10) {
 			continue
 		}
-		return strconv.ParseUint(fields[8], 10, 64)
+		var r Row
+		var errs [4]error
+		r.Rmem, errs[0] = strconv.ParseUint(fields[4], 10, 64)
+		r.Wmem, errs[1] = strconv.ParseUint(fields[5], 10, 64)
+		r.Dump, errs[2] = fields[6] == "1", nil
+		if fields[6] != "0" && fields[6] != "1" {
+			errs[2] = fmt.Errorf("Dump column %q", fields[6])
+		}
+		r.Drops, errs[3] = strconv.ParseUint(fields[8], 10, 64)
+		return r, errors.Join(errs[:]...)
 	}
 	if err := sc.Err(); err != nil {
-		return 0, err
+		return Row{}, err
 	}
-	return 0, fmt.Errorf("no netlink socket with protocol %d and portid %d", proto, portid)
+	return Row{}, fmt.Errorf("no netlink socket with protocol %d and portid %d", proto, portid)
 }
 
 // InUse returns the NETLINK row's "sockets" column of

@@ -155,7 +155,7 @@ func (c *Conn) DumpParts(r Request) ([][]netlink.Message, error) {
 		for _, got := range d.Msgs {
 			switch got.Header.Type {
 			case netlink.Done:
-				if err := doneError(r.Name, got); err != nil {
+				if err := DoneError(r.Name, got); err != nil {
 					return nil, err
 				}
 				return append(parts, part), nil

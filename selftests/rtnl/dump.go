@@ -9,13 +9,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// doneError turns the NLMSG_DONE that ends a dump into nil or an *Error. A
+// DoneError turns the NLMSG_DONE that ends a dump into nil or an *Error. A
 // dump callback that fails (a strict dump request it rejects, say) does not
 // get an NLMSG_ERROR: netlink_dump_done() puts its negative errno in the
 // NLMSG_DONE payload and, with NETLINK_EXT_ACK, the extended ACK text as
 // NLMSGERR_ATTR_MSG right after it, flagged NLM_F_ACK_TLVS; later kernels
 // (6.12 does, 6.1 does not) add the bad attribute's offset too.
-func doneError(name string, m netlink.Message) error {
+func DoneError(name string, m netlink.Message) error {
 	if len(m.Data) < 4 {
 		return nil
 	}

@@ -21,14 +21,14 @@ func TestDoneError(t *testing.T) {
 		ae.String(unix.NLMSGERR_ATTR_MSG, "ipv4: Invalid target network namespace id")
 	})
 	done := netlink.Message{Header: netlink.Header{Type: netlink.Done, Flags: netlink.Multi | netlink.AcknowledgeTLVs}, Data: append(code, msg...)}
-	err := doneError("dump", done)
+	err := DoneError("dump", done)
 	var e *Error
 	if !errors.As(err, &e) || e.Errno != unix.EACCES || e.Message != "ipv4: Invalid target network namespace id" {
-		t.Errorf("doneError = %v, want EACCES with the message", err)
+		t.Errorf("DoneError = %v, want EACCES with the message", err)
 	}
 	ok := netlink.Message{Header: netlink.Header{Type: netlink.Done, Flags: netlink.Multi}, Data: make([]byte, 4)}
-	if err := doneError("dump", ok); err != nil {
-		t.Errorf("doneError of a successful dump = %v", err)
+	if err := DoneError("dump", ok); err != nil {
+		t.Errorf("DoneError of a successful dump = %v", err)
 	}
 }
 

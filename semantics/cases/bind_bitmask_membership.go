@@ -33,7 +33,15 @@ import (
 // fresh one (which stays unbound: portid 0); any other mask, with
 // RTNLGRP_NEXTHOP (32, the bit after them) included, binds.
 //
-// Kernel: netlink_bind(): for each bit of nl_groups, err =
+// The same bitmask subscribes NETLINK_GENERIC's groups (nlctrl's notify
+// group, 16). A re-bind that names no group, of a socket in none, returns
+// exactly 0 and changes nothing.
+//
+// Kernel: netlink_bind(): if (nlk->ngroups < BITS_PER_LONG) groups &= (1UL
+// << nlk->ngroups) - 1, which keeps every bit of the u32 nl_groups, as
+// every table has at least 32 groups (genetlink's 64, where the test keeps
+// the shift in range); it returns err, still 0 from its declaration, when
+// there is nothing to subscribe; for each bit of nl_groups, err =
 // nlk->netlink_bind(net, group + 1), and on an error netlink_undo_bind()
 // and return before anything is bound or joined; rtnetlink_bind() asks
 // ns_capable(net->user_ns, CAP_NET_ADMIN) for the two MROUTE_R groups
@@ -92,6 +100,20 @@ func bindBitmaskMembership(t selftests.T) {
 		b2.Expect()
 		b3.Expect()
 	}
+
+	// A re-bind naming no group, of a socket in none, changes nothing and
+	// returns exactly 0 (nlsock.Bind holds bind(2) to that).
+	b5 := s.Socket("b5")
+	rebind(t, b5, 0)
+	expectMemberships(t, b5)
+
+	// The bitmask rule is the protocol's, not rtnetlink's: on
+	// NETLINK_GENERIC, whose table grows to 64 groups once a family with
+	// multicast groups registers (genl_validate_assign_mc_groups() ->
+	// __netlink_change_ngroups()), bind() joins nlctrl's "notify" group,
+	// GENL_ID_CTRL, through its bit.
+	g := s.Socket("g", selftests.Proto(unix.NETLINK_GENERIC), selftests.BindGroups(nlsock.GroupMask(unix.GENL_ID_CTRL)))
+	expectMemberships(t, g, unix.GENL_ID_CTRL)
 
 	bindWithoutNetAdmin(t, s, s.Socket("b4"))
 }

@@ -28,6 +28,7 @@ var FaultInjection = []selftests.Case{
 	{Name: "notification_alloc_failure_enobufs", Run: notificationAllocFailureENOBUFS, About: "a notification the kernel cannot allocate (fail-nth) is ENOBUFS once, with a POLLERR wake-up, to each member of its group in the source netns, no one else"},
 	{Name: "tc_clone_failure_broadcast_error", Run: tcCloneFailureBroadcastError, About: "a notification clone the kernel cannot allocate (fail-nth) is ENOBUFS and a drop for that subscriber, and fails the tc request exactly when that subscriber set NETLINK_BROADCAST_ERROR"},
 	{Name: "nsid_request_alloc_failure_enomem", Run: nsidRequestAllocFailureENOMEM, About: "an RTM_NEWNSID or RTM_GETNSID whose allocation fails (fail-nth) is ENOMEM and does nothing: no id given, no bare ACK; never EEXIST"},
+	{Name: "membership_alloc_failure_enomem", Run: membershipAllocFailureENOMEM, About: "a bind() or NETLINK_ADD_MEMBERSHIP whose group bitmap cannot be allocated (fail-nth) is ENOMEM and changes nothing: no portid from bind, no group; asked again, it subscribes"},
 	{Name: "nsid_notification_alloc_failure_enomem", Run: nsidNotificationAllocFailureENOMEM, About: "an RTM_NEWNSID the kernel cannot allocate (fail-nth) is ENOMEM once to each RTNLGRP_NSID member in its netns, NO_ENOBUFS ones included; the id is given"},
 }
 
@@ -67,6 +68,8 @@ var All = append(group(Group, []selftests.Case{
 	{Name: "short_buffer_msg_trunc", Run: shortBufferMsgTrunc, About: "a notification read into a buffer of its size comes whole; one byte short it is cut with MSG_TRUNC; MSG_TRUNC in the flags returns its full length"},
 	{Name: "pktinfo_group_reporting", Run: pktinfoGroupReporting, About: "NETLINK_PKTINFO gives the delivering group on every message (with the nsid for ALL_NSID), and stops at once when cleared"},
 	{Name: "socket_close_unsubscribes", Run: socketCloseUnsubscribes, About: "closing a subscribed socket, queue unread, takes it out of delivery and leaves the other subscribers exactly as they were"},
+	{Name: "socket_close_ends_dump", Run: socketCloseEndsDump, About: "closing a socket in the middle of a dump ends it: the request the dump held is freed (the rtnetlink kernel socket is charged nothing), and other dumps list everything"},
+	{Name: "socket_close_wakes_blocked_sender", Run: socketCloseWakesBlockedSender, About: "a sendto() blocked on a full receiver is woken by the receiver's close and fails with ECONNREFUSED at once, not at its SO_SNDTIMEO"},
 	{Name: "socket_close_releases_accounting", Run: socketCloseReleasesAccounting, About: "the netns's count of netlink sockets (/proc/net/protocols) rises by one per socket opened and falls by one per socket closed, exactly"},
 	{Name: "device_move_between_netns", Run: deviceMoveBetweenNetns, Slow: true, About: "moving a device notifies RTM_DELLINK in the old netns and RTM_NEWLINK in the new one, after RTM_NEWNSID, each to its own subscribers"},
 	{Name: "netns_delete_while_subscribed", Run: netnsDeleteWhileSubscribed, Slow: true, About: "a netns whose handle is gone keeps delivering while its sockets are open, and its death sends one RTM_DELNSID to each mapper"},
@@ -77,6 +80,7 @@ var All = append(group(Group, []selftests.Case{
 	{Name: "nsid_requests_refused", Run: nsidRequestsRefused, About: "an RTM_NEWNSID or RTM_GETNSID the kernel cannot carry out fails with its errno, extended ACK text and blamed attribute, announces nothing and changes no id"},
 	{Name: "nsid_dump_in_parts", Run: nsidDumpInParts, About: "an RTM_GETNSID dump longer than one skb carries on where it stopped: every id once, ascending, over several datagrams"},
 	{Name: "overrun_enobufs", Run: overrunENOBUFS, About: "an overflowing subscriber loses the rest of a burst and gets ENOBUFS once (NO_ENOBUFS hides it; BROADCAST_ERROR fails the request)"},
+	{Name: "dump_continuation_enobufs", Run: dumpContinuationENOBUFS, About: "a dump whose next part does not fit beside a queued notification stops with ENOBUFS, woken as an error, and goes on, losing nothing, at the next read"},
 	{Name: "nexthop_compat_mode_recipients", Run: nexthopCompatModeRecipients, About: "a nexthop replace notifies RTNLGRP_NEXTHOP, and the routes using it only while nexthop_compat_mode is 1, to local and ALL_NSID subscribers"},
 	{Name: "tc_group_delivery", Run: tcGroupDelivery, About: "tc qdisc, chain and filter notifications follow the same delivery rules: local and mapping ALL_NSID subscribers, not foreign plain ones"},
 	{Name: "tc_echo_requester", Run: tcEchoRequester, About: "a tc request with NLM_F_ECHO gets its notification back once, before the ACK, subscribed or not; without ECHO only the ACK"},

@@ -537,45 +537,20 @@ func startPoller(t selftests.T, s *selftests.Sock) *poller {
 // in ppoll.
 func (p *poller) awaitSleep(t selftests.T, s *selftests.Sock) {
 	t.Helper()
-	dir := fmt.Sprintf("/proc/self/task/%d/", p.tid)
-	end := time.Now().Add(pollerDeadline)
-	for {
-		select {
-		case r := <-p.done:
-			p.res = &r
-			t.Fatalf("%s: ppoll() returned before anything happened: %s; queued: %s", s, r, queuedLines(s))
-		default:
-		}
-		sc, err := os.ReadFile(dir + "syscall")
-		if errors.Is(err, os.ErrNotExist) {
-			// A thread that has gone (ppoll() returned, the thread
-			// was retired) has no directory at all.
-			if _, derr := os.Stat(dir); errors.Is(derr, os.ErrNotExist) {
-				r := <-p.done
-				p.res = &r
-				t.Fatalf("%s: ppoll() returned before anything happened: %s; queued: %s", s, r, queuedLines(s))
-			}
-			t.Skipf("no %ssyscall (%v): the kernel cannot tell that a thread sleeps in ppoll() (CONFIG_HAVE_ARCH_TRACEHOOK)", dir, err)
-		}
-		st, serr := os.ReadFile(dir + "stat")
-		if err == nil && serr == nil {
-			f := strings.Fields(string(sc))
-			asleep := len(f) > 0 && f[0] == strconv.Itoa(unix.SYS_PPOLL)
-			if i := strings.LastIndexByte(string(st), ')'); asleep && i > 0 && strings.HasPrefix(string(st[i+1:]), " S ") {
+	awaitAsleep(t, p.tid, unix.SYS_PPOLL, fmt.Sprintf("%s: the poller", s), func(block bool) {
+		var r pollResult
+		if block {
+			r = <-p.done
+		} else {
+			select {
+			case r = <-p.done:
+			default:
 				return
 			}
 		}
-		select {
-		case <-selftests.Done(t):
-			t.Fatalf("%s: stopped while waiting for the poller to sleep", s)
-		default:
-		}
-		if time.Now().After(end) {
-			t.Fatalf("%s: the poller thread %d was not asleep in ppoll() within %v (syscall %q, %v; stat %q, %v)",
-				s, p.tid, pollerDeadline, strings.TrimSpace(string(sc)), err, strings.TrimSpace(string(st)), serr)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		p.res = &r
+		t.Fatalf("%s: ppoll() returned before anything happened: %s; queued: %s", s, r, queuedLines(s))
+	})
 }
 
 // queuedLines reads what s holds, for a diagnostic.

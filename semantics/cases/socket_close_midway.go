@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0
+
+package cases
+
+import (
+	"errors"
+	"runtime"
+	"time"
+
+	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
+
+	"nlmcast/selftests"
+	"nlmcast/selftests/nlsock"
+	"nlmcast/selftests/rtnl"
+)
+
+// socketCloseEndsDump: closing a socket in the middle of a dump ends the
+// dump. While it runs, the socket's /proc/net/netlink line says Dump 1 and
+// the netns's rtnetlink kernel socket is charged for the request it holds;
+// after the close, the kernel socket is charged nothing, and a dump from
+// another socket lists every address.
+//
+// Kernel: __netlink_dump_start(): refcount_inc(&skb->users); cb->skb =
+// skb, the request, charged to the kernel socket that received it
+// (netlink_unicast_kernel() -> netlink_skb_set_owner_r()); netlink_release():
+// if (nlk->cb_running) { if (nlk->cb.done) nlk->cb.done(&nlk->cb);
+// module_put(nlk->cb.module); kfree_skb(nlk->cb.skb); }, whose
+// netlink_skb_destructor() uncharges it.
+func socketCloseEndsDump(t selftests.T) {
+	s := selftests.NewNS(t, "S")
+	n, want := addressesForTwoParts(t, s)
+	if k, err := nlsock.ReadRow(s.NS, unix.NETLINK_ROUTE, 0); err != nil || k.Rmem != 0 {
+		t.Fatalf("netns S: the rtnetlink kernel socket before the dump: Rmem %d (%v), want 0: it holds no request between requests", k.Rmem, err)
+	}
+	d := s.Socket("d")
+	req := startDump(t, d)
+	first, err := d.Recv()
+	if err != nil {
+		t.Fatalf("%s: reading the dump's first part: %v", d, err)
+	}
+	if _, done := dumpPart(t, d, "first part", first, req.Header.Sequence); done {
+		t.Skipf("the dump of %d addresses came in one datagram: there is no middle to close it in", n)
+	}
+	row, err := nlsock.ReadRow(s.NS, unix.NETLINK_ROUTE, d.Portid())
+	if err != nil || !row.Dump {
+		t.Errorf("%s: /proc/net/netlink during the dump: %+v, %v; want Dump 1", d, row, err)
+	}
+	k, err := nlsock.ReadRow(s.NS, unix.NETLINK_ROUTE, 0)
+	if err != nil || k.Rmem == 0 {
+		t.Errorf("netns S: the rtnetlink kernel socket during the dump: Rmem %d (%v), want the request's charge: the dump holds it", k.Rmem, err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatalf("%v", err)
+	}
+	if k, err := nlsock.ReadRow(s.NS, unix.NETLINK_ROUTE, 0); err != nil || k.Rmem != 0 {
+		t.Errorf("netns S: the rtnetlink kernel socket after %s was closed mid-dump: Rmem %d (%v), want 0: the dump's request was not freed", d, k.Rmem, err)
+	}
+	got, err := dumpAddrs(t, dumpConn(t, s, false), nil)
+	if err != nil {
+		t.Fatalf("netns S: a dump after the close: %v", err)
+	}
+	if len(got) != len(want) {
+		t.Errorf("netns S: a dump after the close lists %d addresses, want %d", len(got), len(want))
+	}
+}
+
+// socketCloseWakesBlockedSender: a process blocked sending to a socket
+// whose receive buffer is full is woken when that socket closes, and its
+// sendto() fails with ECONNREFUSED at once, not when its SO_SNDTIMEO runs
+// out.
+//
+// Kernel: netlink_attachskb(): a full receiver (sk_rmem_alloc > sk_rcvbuf)
+// makes a blocking sender sleep on nlk->wait; netlink_release():
+// netlink_remove(), then wake_up_interruptible_all(&nlk->wait); the woken
+// sender's netlink_unicast() retries, and netlink_getsockbyportid() finds
+// nobody: -ECONNREFUSED.
+func socketCloseWakesBlockedSender(t selftests.T) {
+	s := selftests.NewNS(t, "S")
+	r := s.Socket("r", selftests.RcvBuf(1))
+	u := s.Socket("u")
+	m := netlink.Message{Header: netlink.Header{Type: netlink.Noop, PID: u.Portid()}}
+	// Fill r: the first message always fits, the rest until EAGAIN.
+	for i := 0; ; i++ {
+		m.Header.Sequence = rtnl.NextSeq()
+		err := u.SendTo(m, r.Portid(), 0)
+		if errors.Is(err, unix.EAGAIN) {
+			break
+		}
+		if err != nil || i == selftests.BurstSize {
+			t.Fatalf("%s: filling %s with unicasts: message %d: %v, want EAGAIN by message %d", u, r, i+1, err, selftests.BurstSize)
+		}
+	}
+	const sndTimeo = 20 * time.Second
+	if err := unix.SetNonblock(u.FD(), false); err != nil {
+		t.Fatalf("%s: clear O_NONBLOCK: %v", u, err)
+	}
+	tv := unix.NsecToTimeval(sndTimeo.Nanoseconds())
+	if err := unix.SetsockoptTimeval(u.FD(), unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv); err != nil {
+		t.Fatalf("%s: SO_SNDTIMEO: %v", u, err)
+	}
+	m.Header.Sequence = rtnl.NextSeq()
+	m.Header.Length = unix.NLMSG_HDRLEN
+	b, err := m.MarshalBinary()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	tids := make(chan int, 1)
+	sent := make(chan error, 1)
+	go func() {
+		// The thread ends with the goroutine: it is not handed back.
+		runtime.LockOSThread()
+		tids <- unix.Gettid()
+		sent <- unix.Sendto(u.FD(), b, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Pid: r.Portid()})
+	}()
+	tid := <-tids
+	awaitAsleep(t, tid, unix.SYS_SENDTO, u.String(), func(block bool) {
+		var err error
+		if block {
+			err = <-sent
+		} else {
+			select {
+			case err = <-sent:
+			default:
+				return
+			}
+		}
+		t.Fatalf("%s: the blocking sendto() to full %s returned before anything happened: %v", u, r, err)
+	})
+	if err := r.Close(); err != nil {
+		t.Fatalf("%v", err)
+	}
+	// The wake-up comes from the close itself; the deadline is only for
+	// the woken thread to run again.
+	const woken = 10 * time.Second
+	select {
+	case err := <-sent:
+		if !errors.Is(err, unix.ECONNREFUSED) {
+			t.Errorf("%s: the blocked sendto() to %s, woken by its close: %v, want ECONNREFUSED", u, r, err)
+		}
+	case <-time.After(woken):
+		err := <-sent
+		t.Errorf("%s: the sendto() blocked on full %s was not woken within %v of its close (it returned %v at its SO_SNDTIMEO of %v): netlink_release() did not wake the senders waiting on it",
+			u, r, woken, err, sndTimeo)
+	}
+}
