@@ -40,7 +40,7 @@ func TestFaultTierRunsTheFailNthCasesFirst(t *testing.T) {
 			t.Errorf("%s tier: vmtest %q: want -prog-args netlink_mcast_stress=-duration 10s -t ...", name, p.args)
 		}
 	}
-	if i := slices.Index(fault.args, "-prog-args"); i >= 0 && fault.args[i+1] != "netlink_mcast_stress=-duration 10s -t failnth0.notification_alloc_failure_enobufs -t failnth0.tc_clone_failure_broadcast_error -t failnth0.nsid_request_alloc_failure_enomem -t failnth0.membership_alloc_failure_enomem -t failnth0.nsid_notification_alloc_failure_enomem -t failnth1.notification_alloc_failure_enobufs -t failnth1.tc_clone_failure_broadcast_error -t failnth1.nsid_request_alloc_failure_enomem -t failnth1.membership_alloc_failure_enomem -t failnth1.nsid_notification_alloc_failure_enomem -t faults0 -t faults1 -t faultswitch" {
+	if i := slices.Index(fault.args, "-prog-args"); i >= 0 && fault.args[i+1] != "netlink_mcast_stress=-duration 10s -t failnth0.notification_alloc_failure_enobufs -t failnth0.tc_clone_failure_broadcast_error -t failnth0.nsid_request_alloc_failure_enomem -t failnth0.stats_notification_alloc_failure_enobufs -t failnth0.membership_alloc_failure_enomem -t failnth0.nsid_notification_alloc_failure_enomem -t failnth1.notification_alloc_failure_enobufs -t failnth1.tc_clone_failure_broadcast_error -t failnth1.nsid_request_alloc_failure_enomem -t failnth1.stats_notification_alloc_failure_enobufs -t failnth1.membership_alloc_failure_enomem -t failnth1.nsid_notification_alloc_failure_enomem -t faults0 -t faults1 -t faultswitch" {
 		t.Errorf("fault tier: %q", fault.args[i+1])
 	}
 	// Without the mark the fault modes SKIP on 6.1 (stress/faults.go).

@@ -3,26 +3,44 @@
 package nlsock
 
 import (
+	"bytes"
+	"encoding/binary"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
 )
 
+// name is a msg_name buffer as recvmsg() leaves it: fill, then the
+// address's fields, then fill.
+func name(family, pad uint16, pid, groups uint32) []byte {
+	b := bytes.Repeat([]byte{nameFill}, unix.SizeofSockaddrNetlink+4)
+	binary.NativeEndian.PutUint16(b[0:], family)
+	binary.NativeEndian.PutUint16(b[2:], pad)
+	binary.NativeEndian.PutUint32(b[4:], pid)
+	binary.NativeEndian.PutUint32(b[8:], groups)
+	return b
+}
+
 func TestSenderAddr(t *testing.T) {
-	if nl, err := senderAddr(&unix.SockaddrNetlink{Family: unix.AF_NETLINK, Pid: 7, Groups: 4}); err != nil || nl.Pid != 7 || nl.Groups != 4 {
+	if nl, err := senderAddr(name(unix.AF_NETLINK, 0, 7, 4), unix.SizeofSockaddrNetlink); err != nil || nl.Pid != 7 || nl.Groups != 4 {
 		t.Errorf("a kernel-filled address: %+v, %v", nl, err)
 	}
+	past := name(unix.AF_NETLINK, 0, 7, 4)
+	past[unix.SizeofSockaddrNetlink] = 0
 	for _, tc := range []struct {
-		from unix.Sockaddr
-		want string
+		name    []byte
+		namelen int
+		want    string
 	}{
-		{&unix.SockaddrNetlink{Family: unix.AF_NETLINK, Pad: 1, Pid: 7}, "nl_pad 1, want 0"},
-		{nil, "<nil>, want a netlink address"},
-		{&unix.SockaddrInet4{}, "*unix.SockaddrInet4, want a netlink address"},
+		{name(unix.AF_NETLINK, 1, 7, 0), unix.SizeofSockaddrNetlink, "nl_pad 0x1, want 0"},
+		{name(unix.AF_NETLINK, 0xa5a5, 7, 0), unix.SizeofSockaddrNetlink, "nl_pad 0xa5a5, want 0 (0xa5a5: never written)"},
+		{name(unix.AF_INET, 0, 7, 0), unix.SizeofSockaddrNetlink, "nl_family 2, want AF_NETLINK"},
+		{name(unix.AF_NETLINK, 0, 7, 0), 0, "msg_namelen 0, want 12"},
+		{past, unix.SizeofSockaddrNetlink, "byte 12 of msg_name, past the 12-byte address, was written"},
 	} {
-		if _, err := senderAddr(tc.from); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("senderAddr(%#v) = %v, want an error with %q", tc.from, err, tc.want)
+		if _, err := senderAddr(tc.name, tc.namelen); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("senderAddr(% x, %d) = %v, want an error with %q", tc.name, tc.namelen, err, tc.want)
 		}
 	}
 }

@@ -36,6 +36,9 @@ type Socket struct {
 	passCred bool
 	buf      []byte // receive buffer, reused: Recv copies out what it read
 	oob      []byte // control buffer, reused likewise
+	// name is msg_name, with room past the struct sockaddr_nl to see
+	// that the kernel writes nothing there.
+	name [unix.SizeofSockaddrNetlink + 4]byte
 }
 
 // Open creates a netlink socket of protocol proto inside ns. The socket
@@ -211,6 +214,28 @@ func (s *Socket) listMemberships(size int) (buf []byte, n int, err error) {
 	return buf, n, nil
 }
 
+// MembershipsSize is getsockopt(NETLINK_LIST_MEMBERSHIPS) with optlen 0:
+// the bytes all the socket's groups take, which the kernel reports even
+// when it can write none of them.
+func (s *Socket) MembershipsSize() (int, error) {
+	n, err := getsockopt(s.fd, unix.SOL_NETLINK, unix.NETLINK_LIST_MEMBERSHIPS, nil)
+	return n, s.wrap("NETLINK_LIST_MEMBERSHIPS with optlen 0", err)
+}
+
+// ListMembershipsAt is getsockopt(NETLINK_LIST_MEMBERSHIPS) into size
+// bytes at address optval, which may be one the process cannot write (for
+// the EFAULT it must give): the length the kernel reported, or its error
+// bare.
+func (s *Socket) ListMembershipsAt(optval uintptr, size int) (int, error) {
+	return getsockoptAt(s.fd, unix.SOL_NETLINK, unix.NETLINK_LIST_MEMBERSHIPS, optval, size)
+}
+
+// OptionInto is getsockopt(SOL_NETLINK, opt) into buf, exactly as long as
+// given: the length the kernel reported, or its error bare.
+func (s *Socket) OptionInto(opt int, buf []byte) (int, error) {
+	return getsockopt(s.fd, unix.SOL_NETLINK, opt, buf)
+}
+
 // flagValue is a boolean socket option's int value.
 func flagValue(on bool) int {
 	if on {
@@ -312,11 +337,7 @@ func (s *Socket) Recv() (Datagram, error) {
 		return Datagram{}, err
 	}
 	var d Datagram
-	nl, err := senderAddr(from)
-	if err != nil {
-		return Datagram{}, s.wrap("msg_name", err)
-	}
-	d.FromPid, d.FromMask = nl.Pid, nl.Groups
+	d.FromPid, d.FromMask = from.Pid, from.Groups
 	if err := d.parseControl(oob); err != nil {
 		return Datagram{}, s.wrap("control messages", err)
 	}
@@ -326,15 +347,35 @@ func (s *Socket) Recv() (Datagram, error) {
 	return d, nil
 }
 
-// senderAddr checks the sender's address recvmsg() returned:
-// netlink_recvmsg() fills every field of it, nl_pad with 0.
-func senderAddr(from unix.Sockaddr) (*unix.SockaddrNetlink, error) {
-	nl, ok := from.(*unix.SockaddrNetlink)
+// nameFill is what msg_name holds before every read: netlink_recvmsg()
+// writes each field of the struct sockaddr_nl, nl_pad too, so none of it
+// may show through, and it writes nothing past the struct.
+const nameFill = 0xa5
+
+// senderAddr checks the sender's address recvmsg() wrote into name (the
+// msg_name buffer, nameFill before the call) with length namelen
+// (msg_namelen after it): a whole struct sockaddr_nl, AF_NETLINK, nl_pad
+// 0, and the rest of the buffer untouched.
+func senderAddr(name []byte, namelen int) (*unix.SockaddrNetlink, error) {
+	if namelen != unix.SizeofSockaddrNetlink {
+		return nil, fmt.Errorf("msg_namelen %d, want %d (struct sockaddr_nl)", namelen, unix.SizeofSockaddrNetlink)
+	}
+	nl := &unix.SockaddrNetlink{
+		Family: binary.NativeEndian.Uint16(name[0:]),
+		Pad:    binary.NativeEndian.Uint16(name[2:]),
+		Pid:    binary.NativeEndian.Uint32(name[4:]),
+		Groups: binary.NativeEndian.Uint32(name[8:]),
+	}
 	switch {
-	case !ok:
-		return nil, fmt.Errorf("%T, want a netlink address", from)
+	case nl.Family != unix.AF_NETLINK:
+		return nil, fmt.Errorf("nl_family %d, want AF_NETLINK (%d)", nl.Family, unix.AF_NETLINK)
 	case nl.Pad != 0:
-		return nil, fmt.Errorf("nl_pad %d, want 0 (nl_pid %d, nl_groups %#x)", nl.Pad, nl.Pid, nl.Groups)
+		return nil, fmt.Errorf("nl_pad %#x, want 0 (%#x: never written) (nl_pid %d, nl_groups %#x)", nl.Pad, uint16(nameFill)<<8|nameFill, nl.Pid, nl.Groups)
+	}
+	for i, b := range name[namelen:] {
+		if b != nameFill {
+			return nil, fmt.Errorf("byte %d of msg_name, past the %d-byte address, was written (%#x)", namelen+i, namelen, b)
+		}
 	}
 	return nl, nil
 }
@@ -343,7 +384,7 @@ func senderAddr(from unix.Sockaddr) (*unix.SockaddrNetlink, error) {
 // socket's reused buffers without blocking and returns its length and
 // control data, which stay valid until the next call. A truncated datagram
 // or control message is an error; unix.EAGAIN is returned bare.
-func (s *Socket) recvmsg(flags int) (n int, oob []byte, from unix.Sockaddr, err error) {
+func (s *Socket) recvmsg(flags int) (n int, oob []byte, from *unix.SockaddrNetlink, err error) {
 	if s.buf == nil {
 		s.buf = make([]byte, 64<<10) // NLMSG_GOODSIZE is at most 8 KiB
 		// Room for both 4-byte SOL_NETLINK cmsgs, SCM_CREDENTIALS
@@ -355,18 +396,31 @@ func (s *Socket) recvmsg(flags int) (n int, oob []byte, from unix.Sockaddr, err 
 	if flags&unix.MSG_PEEK != 0 {
 		op = "recvmsg(MSG_PEEK)"
 	}
-	n, oobn, rflags, from, err := unix.Recvmsg(s.fd, s.buf, s.oob, flags|unix.MSG_DONTWAIT)
+	for i := range s.name {
+		s.name[i] = nameFill
+	}
+	iov := unix.Iovec{Base: &s.buf[0]}
+	iov.SetLen(len(s.buf))
+	msg := unix.Msghdr{Name: &s.name[0], Namelen: uint32(len(s.name)), Iov: &iov, Control: &s.oob[0]}
+	msg.SetIovlen(1)
+	msg.SetControllen(len(s.oob))
+	r, _, errno := unix.Syscall(unix.SYS_RECVMSG, uintptr(s.fd), uintptr(unsafe.Pointer(&msg)), uintptr(flags|unix.MSG_DONTWAIT))
+	n = int(r)
 	switch {
-	case errors.Is(err, unix.EAGAIN):
-		return 0, nil, nil, err
-	case err != nil:
-		return 0, nil, nil, s.wrap(op, err)
-	case rflags&unix.MSG_TRUNC != 0:
+	case errno == unix.EAGAIN:
+		return 0, nil, nil, errno
+	case errno != 0:
+		return 0, nil, nil, s.wrap(op, errno)
+	case msg.Flags&unix.MSG_TRUNC != 0:
 		return 0, nil, nil, fmt.Errorf("%s: %s: datagram truncated (MSG_TRUNC, %d bytes read)", s, op, n)
-	case rflags&unix.MSG_CTRUNC != 0:
+	case msg.Flags&unix.MSG_CTRUNC != 0:
 		return 0, nil, nil, fmt.Errorf("%s: %s: control data truncated (MSG_CTRUNC)", s, op)
 	}
-	return n, s.oob[:oobn], from, nil
+	from, err = senderAddr(s.name[:], int(msg.Namelen))
+	if err != nil {
+		return 0, nil, nil, s.wrap(op+": msg_name", err)
+	}
+	return n, s.oob[:msg.Controllen], from, nil
 }
 
 // RecvInto is one recvmsg() of the datagram at the head of the queue into

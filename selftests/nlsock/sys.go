@@ -20,11 +20,22 @@ import (
 // getsockopt reads a variable-size option into buf and returns the length
 // the kernel reported, which can exceed len(buf).
 func getsockopt(fd, level, opt int, buf []byte) (int, error) {
-	l := uint32(len(buf))
-	_, _, errno := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), uintptr(level), uintptr(opt),
-		uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(&l)), 0)
-	if errno != 0 {
-		return 0, errno
+	var p unsafe.Pointer // NULL for an empty buffer: optlen 0
+	if len(buf) > 0 {
+		p = unsafe.Pointer(&buf[0])
+	}
+	return getsockoptAt(fd, level, opt, uintptr(p), len(buf))
+}
+
+// getsockoptAt is getsockopt(2) with optval the address optval (which
+// may be one the process cannot write) and optlen size. Like any system
+// call here it must return 0 or fail.
+func getsockoptAt(fd, level, opt int, optval uintptr, size int) (int, error) {
+	l := uint32(size)
+	r, _, errno := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), uintptr(level), uintptr(opt),
+		optval, uintptr(unsafe.Pointer(&l)), 0)
+	if err := syscallResult(r, 0, errno); err != nil {
+		return 0, err
 	}
 	return int(l), nil
 }

@@ -28,6 +28,7 @@ var FaultInjection = []selftests.Case{
 	{Name: "notification_alloc_failure_enobufs", Run: notificationAllocFailureENOBUFS, About: "a notification the kernel cannot allocate (fail-nth) is ENOBUFS once, with a POLLERR wake-up, to each member of its group in the source netns, no one else"},
 	{Name: "tc_clone_failure_broadcast_error", Run: tcCloneFailureBroadcastError, About: "a notification clone the kernel cannot allocate (fail-nth) is ENOBUFS and a drop for that subscriber, and fails the tc request exactly when that subscriber set NETLINK_BROADCAST_ERROR"},
 	{Name: "nsid_request_alloc_failure_enomem", Run: nsidRequestAllocFailureENOMEM, About: "an RTM_NEWNSID or RTM_GETNSID whose allocation fails (fail-nth) is ENOMEM and does nothing: no id given, no bare ACK; never EEXIST"},
+	{Name: "stats_notification_alloc_failure_enobufs", Run: statsNotificationAllocFailureENOBUFS, About: "an RTM_NEWSTATS the kernel cannot allocate (fail-nth) is ENOBUFS to the members of RTNLGRP_STATS, rtnetlink's last group on 6.1, no one else; the request succeeds"},
 	{Name: "membership_alloc_failure_enomem", Run: membershipAllocFailureENOMEM, About: "a bind() or NETLINK_ADD_MEMBERSHIP whose group bitmap cannot be allocated (fail-nth) is ENOMEM and changes nothing: no portid from bind, no group; asked again, it subscribes"},
 	{Name: "nsid_notification_alloc_failure_enomem", Run: nsidNotificationAllocFailureENOMEM, About: "an RTM_NEWNSID the kernel cannot allocate (fail-nth) is ENOMEM once to each RTNLGRP_NSID member in its netns, NO_ENOBUFS ones included; the id is given"},
 }
@@ -66,6 +67,7 @@ var All = append(group(Group, []selftests.Case{
 	{Name: "groups_above_32", Run: groupsAbove32, About: "groups above 32 follow the same delivery rules: once locally with PKTINFO and nl_groups 0, with the nsid to a mapping ALL_NSID member"},
 	{Name: "scm_credentials_reported", Run: scmCredentialsReported, About: "SO_PASSCRED adds SCM_CREDENTIALS to every datagram: the kernel's (0/0/0) with notifications and ACKs, a user sender's own pid, uid and gid"},
 	{Name: "short_buffer_msg_trunc", Run: shortBufferMsgTrunc, About: "a notification read into a buffer of its size comes whole; one byte short it is cut with MSG_TRUNC; MSG_TRUNC in the flags returns its full length"},
+	{Name: "options_read_back", Run: optionsReadBack, About: "getsockopt reads back each SOL_NETLINK flag as last set, independently; NETLINK_LIST_MEMBERSHIPS reports its size with optlen 0 and is EFAULT into unwritable memory"},
 	{Name: "pktinfo_group_reporting", Run: pktinfoGroupReporting, About: "NETLINK_PKTINFO gives the delivering group on every message (with the nsid for ALL_NSID), and stops at once when cleared"},
 	{Name: "socket_close_unsubscribes", Run: socketCloseUnsubscribes, About: "closing a subscribed socket, queue unread, takes it out of delivery and leaves the other subscribers exactly as they were"},
 	{Name: "socket_close_ends_dump", Run: socketCloseEndsDump, About: "closing a socket in the middle of a dump ends it: the request the dump held is freed (the rtnetlink kernel socket is charged nothing), and other dumps list everything"},
@@ -79,6 +81,7 @@ var All = append(group(Group, []selftests.Case{
 	{Name: "nsid_lookup_matches_delivery", Run: nsidLookupMatchesDelivery, Slow: true, About: "RTM_GETNSID by pid, fd or id, in the own netns or a target one, and its dump report the nsid a LISTEN_ALL_NSID delivery carries, and keep no reference to the netns"},
 	{Name: "nsid_requests_refused", Run: nsidRequestsRefused, About: "an RTM_NEWNSID or RTM_GETNSID the kernel cannot carry out fails with its errno, extended ACK text and blamed attribute, announces nothing and changes no id"},
 	{Name: "nsid_dump_in_parts", Run: nsidDumpInParts, About: "an RTM_GETNSID dump longer than one skb carries on where it stopped: every id once, ascending, over several datagrams"},
+	{Name: "no_enobufs_ends_congestion", Run: noENOBUFSEndsCongestion, About: "a congested socket drops broadcasts and blocks unicast senders even with room, until NETLINK_NO_ENOBUFS is set: the sender is woken and delivers, the next broadcast is queued"},
 	{Name: "overrun_enobufs", Run: overrunENOBUFS, About: "an overflowing subscriber loses the rest of a burst and gets ENOBUFS once (NO_ENOBUFS hides it; BROADCAST_ERROR fails the request)"},
 	{Name: "dump_continuation_enobufs", Run: dumpContinuationENOBUFS, About: "a dump whose next part does not fit beside a queued notification stops with ENOBUFS, woken as an error, and goes on, losing nothing, at the next read"},
 	{Name: "nexthop_compat_mode_recipients", Run: nexthopCompatModeRecipients, About: "a nexthop replace notifies RTNLGRP_NEXTHOP, and the routes using it only while nexthop_compat_mode is 1, to local and ALL_NSID subscribers"},

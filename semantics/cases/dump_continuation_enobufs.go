@@ -59,10 +59,7 @@ func dumpContinuationENOBUFS(t selftests.T) {
 	t1 := receiveMemory(t, d)
 	// A notification with 1 KiB of payload: twice its charge is above
 	// the kernel's smallest buffer (SOCK_MIN_RCVBUF, about 2.3 KiB).
-	note := netlink.Message{Header: netlink.Header{Type: netlink.Noop, Sequence: rtnl.NextSeq(), PID: sender.Portid()}, Data: make([]byte, 1024)}
-	if err := sender.SendTo(note, 0, nlsock.GroupMask(burstGroup)); err != nil {
-		t.Fatalf("%v", err)
-	}
+	note := multicastPayload(t, sender, burstGroup, 1024)
 	queued := receiveMemory(t, d)
 	if queued <= t1 {
 		t.Fatalf("%s: sk_rmem_alloc %d after the multicast, %d before: the notification was not queued under a 1 MiB buffer", d, queued, t1)
@@ -240,4 +237,15 @@ func startDump(t selftests.T, d *selftests.Sock) netlink.Message {
 		t.Fatalf("%v", err)
 	}
 	return req
+}
+
+// multicastPayload multicasts from sender to group an NLMSG_NOOP with size
+// zero bytes of payload, and returns it as sent.
+func multicastPayload(t selftests.T, sender *selftests.Sock, group uint32, size int) netlink.Message {
+	t.Helper()
+	m := netlink.Message{Header: netlink.Header{Type: netlink.Noop, Sequence: rtnl.NextSeq(), PID: sender.Portid()}, Data: make([]byte, size)}
+	if err := sender.SendTo(m, 0, nlsock.GroupMask(group)); err != nil {
+		t.Fatalf("%v", err)
+	}
+	return m
 }

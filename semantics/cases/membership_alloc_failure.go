@@ -52,15 +52,9 @@ func membershipAllocFailureENOMEM(t selftests.T) {
 			}},
 	}
 	for _, c := range calls {
-		var tried []string
-		enomem := false
-		for n := 1; ; n++ {
-			if n > maxFailNth {
-				t.Fatalf("%s: fail-nth still fires at %d; tried: %s", c.name, n, strings.Join(tried, "; "))
-			}
+		failEachAllocation(t, "netns S: "+c.name, "the group bitmap's krealloc()", func(n int) attempt {
 			k := c.fresh(n)
 			fired, err := failNthCall(t, n, func() error { return c.call(k.FD()) })
-			tried = append(tried, fmt.Sprintf("%d: %v (fired %v)", n, err, fired))
 			what := fmt.Sprintf("%s: %s with fail-nth %d", k, c.name, n)
 			switch {
 			case !fired || err == nil:
@@ -69,7 +63,6 @@ func membershipAllocFailureENOMEM(t selftests.T) {
 				}
 				expectSubscribed(t, k, what, group)
 			case errors.Is(err, unix.ENOMEM):
-				enomem = true
 				pid, groups, aerr := k.Address()
 				ms, merr := k.Memberships()
 				if aerr != nil || merr != nil {
@@ -87,15 +80,8 @@ func membershipAllocFailureENOMEM(t selftests.T) {
 			default:
 				t.Errorf("%s: %v, want ENOMEM: the allocation that failed is the group bitmap's", what, err)
 			}
-			if !fired {
-				break
-			}
-		}
-		if !enomem {
-			t.Errorf("netns S: no fail-nth made %s fail with ENOMEM: the group bitmap's krealloc() never failed; tried: %s", c.name, strings.Join(tried, "; "))
-		} else if selftests.Verbose() {
-			t.Logf("%s tries: %s", c.name, strings.Join(tried, "; "))
-		}
+			return attempt{n: n, fired: fired, call: true, callErr: err}
+		})
 	}
 }
 

@@ -26,16 +26,22 @@ import (
 // in P, so that no ICMP error makes P use its entry for S (and change
 // it) while the case runs.
 //
-// A broadcast that may not sleep must not yield: a kernel that did would
-// print "BUG: scheduling while atomic", which the kernel watch fails the
-// run on.
+// A broadcast that may not sleep must not yield, not even for a receiver
+// it left more than half full ("congested"): a kernel that did would print
+// "BUG: scheduling while atomic", which the kernel watch fails the run on.
+// S's subscriber "half" is made such a receiver: a 1 KiB multicast queued
+// first charges it F bytes (SO_MEMINFO), and its buffer is set to exactly
+// 2F, so the notification fits and leaves it above half.
 //
 // Kernel: S: udp_sendmsg() -> neigh_resolve_output() ->
 // __neigh_event_send(): NUD_INCOMPLETE (not notified), arp_solicit().
 // P: arp_rcv() -> arp_process() (NET_RX softirq) -> neigh_event_ns() ->
 // neigh_update(NUD_STALE) -> neigh_update_notify() -> __neigh_notify(n,
 // RTM_NEWNEIGH, 0, 0) -> rtnl_notify(..., RTNLGRP_NEIGH, NULL,
-// GFP_ATOMIC). S: arp_process() of the reply -> neigh_update(
+// GFP_ATOMIC); netlink_broadcast_deliver() returns rmem > rcvbuf / 2,
+// do_one_broadcast() adds it to info.congested, and netlink_broadcast()
+// yields only if (info.congested && gfpflags_allow_blocking(allocation)).
+// S: arp_process() of the reply -> neigh_update(
 // NUD_REACHABLE) -> the same notification.
 func neighbourResolvedNotified(t selftests.T) {
 	s, p, o := selftests.NewNS(t, "S"), selftests.NewNS(t, "P"), selftests.NewNS(t, "O")
@@ -54,11 +60,13 @@ func neighbourResolvedNotified(t selftests.T) {
 	peer := p.Socket("peer", group)
 	allNSID := o.Socket("all_nsid", selftests.With(unix.NETLINK_LISTEN_ALL_NSID), group)
 	foreign := o.Socket("foreign", group)
+	half, filler := halfFull(t, s, unix.RTNLGRP_NEIGH)
 
 	sendUDP(t, s, pAddr.Addr())
 	resolved := selftests.Notification(unix.RTM_NEWNEIGH, unix.RTNLGRP_NEIGH, rtnl.NeighDetail(pAddr.Addr(), va, "reachable"))
 	learnt := selftests.Notification(unix.RTM_NEWNEIGH, unix.RTNLGRP_NEIGH, rtnl.NeighDetail(sAddr.Addr(), vb, "stale"))
 	local.ExpectEventually(neighDeadline, resolved)
+	half.ExpectEventually(neighDeadline, filler, resolved)
 	allNSID.ExpectEventually(neighDeadline, resolved.NSID(id))
 	peer.ExpectEventually(neighDeadline, learnt)
 	foreign.Expect()
@@ -133,3 +141,23 @@ const (
 	neighPort  = 9 // discard
 	udpPayload = "nlmc"
 )
+
+// halfFull opens a subscriber of group in n that the next notification
+// on group leaves more than half full: a 1 KiB multicast on another group
+// is queued first, and the receive buffer set to exactly twice what it
+// charges, which that notification, smaller, fits beside. It returns the
+// socket and the multicast as it sees it.
+func halfFull(t selftests.T, n *selftests.NS, group uint32) (*selftests.Sock, selftests.Msg) {
+	t.Helper()
+	half := n.Socket("half", selftests.Join(group, burstGroup))
+	sender := n.Socket("half-filler")
+	m := multicastPayload(t, sender, burstGroup, 1024)
+	charged := receiveMemory(t, half)
+	if err := half.SetReceiveBuffer(int(charged)); err != nil {
+		t.Fatalf("%v", err)
+	}
+	if _, rcvbuf, err := half.ReceiveMemory(); err != nil || rcvbuf != 2*charged {
+		t.Fatalf("%s: setup: SO_RCVBUF %d gave sk_rcvbuf %d (%v), want %d", half, charged, rcvbuf, err, 2*charged)
+	}
+	return half, selftests.Msg{Type: unix.NLMSG_NOOP, Seq: m.Header.Sequence, Pid: m.Header.PID, Group: burstGroup, FromPid: m.Header.PID}
+}

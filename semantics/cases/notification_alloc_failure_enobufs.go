@@ -358,10 +358,14 @@ type attempt struct {
 	recvErr  error             // read() of the ACK: ENOBUFS when the ACK could not be allocated
 	ackErrno int               // the ACK's errno, when one came
 	replies  []netlink.Message // what came before the ACK (a GET's reply)
+	call     bool              // a system call's try (failNthCall), not a request's
+	callErr  error             // what that system call returned
 }
 
 func (a attempt) String() string {
 	switch {
+	case a.call:
+		return fmt.Sprintf("returned %v (fired %v)", a.callErr, a.fired)
 	case a.sendErr != nil:
 		return fmt.Sprintf("send %v", a.sendErr)
 	case a.recvErr != nil:

@@ -3,6 +3,7 @@
 package cases
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -34,7 +35,7 @@ func nsidRequestAllocFailureENOMEM(t selftests.T) {
 	o := selftests.NewNS(t, "O")
 	requester := o.Socket("requester")
 
-	failEachAllocation(t, "RTM_NEWNSID", "idr_alloc()'s node", func(n int) attempt {
+	failEachAllocation(t, "netns O: RTM_NEWNSID", "idr_alloc()'s node", func(n int) attempt {
 		peer := selftests.NewNS(t, fmt.Sprintf("P%d", n))
 		id := int32(n) << 12
 		a := newArmedRequest(t, requester, rtnl.NewNSID(peer.FD(), id)).send(t, n)
@@ -59,7 +60,7 @@ func nsidRequestAllocFailureENOMEM(t selftests.T) {
 
 	peer := selftests.NewNS(t, "Q")
 	o.Map(peer, 1)
-	failEachAllocation(t, "RTM_GETNSID", "the reply's nlmsg_new()", func(n int) attempt {
+	failEachAllocation(t, "netns O: RTM_GETNSID", "the reply's nlmsg_new()", func(n int) attempt {
 		// A fresh seq each try: a reply left from an earlier one is seen.
 		a := newArmedRequest(t, requester, rtnl.NSIDRequest(unix.RTM_GETNSID, rtnl.ByFD(peer.FD()))).send(t, n)
 		what := fmt.Sprintf("netns O: RTM_GETNSID for netns Q, fail-nth %d: %s", n, a)
@@ -84,10 +85,10 @@ func nsidRequestAllocFailureENOMEM(t selftests.T) {
 }
 
 // failEachAllocation runs try(n) for fail-nth n = 1, 2, ... until a try
-// no longer fires: each allocation of the request fails once. try checks
-// its own outcome; at least one must have been an ACK with ENOMEM (alloc
-// is the allocation expected to give it), or the failures the rule is
-// about were never made.
+// no longer fires: each allocation of the request (or system call) fails
+// once. try checks its own outcome; at least one must have been ENOMEM
+// (alloc is the allocation expected to give it), or the failures the rule
+// is about were never made.
 func failEachAllocation(t selftests.T, request, alloc string, try func(n int) attempt) {
 	t.Helper()
 	var tried []string
@@ -98,7 +99,7 @@ func failEachAllocation(t selftests.T, request, alloc string, try func(n int) at
 		}
 		a := try(n)
 		tried = append(tried, fmt.Sprintf("%d: %s", n, a))
-		enomem = enomem || a.ackErrno == int(unix.ENOMEM)
+		enomem = enomem || a.ackErrno == int(unix.ENOMEM) || errors.Is(a.callErr, unix.ENOMEM)
 		if !a.fired {
 			break
 		}
@@ -107,6 +108,6 @@ func failEachAllocation(t selftests.T, request, alloc string, try func(n int) at
 		t.Logf("%s tries: %s", request, strings.Join(tried, "; "))
 	}
 	if !enomem {
-		t.Errorf("netns O: no fail-nth made %s fail with ENOMEM: %s allocation never failed; tried: %s", request, alloc, strings.Join(tried, "; "))
+		t.Errorf("%s: no fail-nth made it fail with ENOMEM: %s never failed; tried: %s", request, alloc, strings.Join(tried, "; "))
 	}
 }

@@ -5,6 +5,7 @@ package cases
 import (
 	"errors"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/mdlayher/netlink"
@@ -91,16 +92,46 @@ func socketCloseWakesBlockedSender(t selftests.T) {
 			t.Fatalf("%s: filling %s with unicasts: message %d: %v, want EAGAIN by message %d", u, r, i+1, err, selftests.BurstSize)
 		}
 	}
-	const sndTimeo = 20 * time.Second
+	sent, _ := startBlockedSend(t, u, r)
+	if err := r.Close(); err != nil {
+		t.Fatalf("%v", err)
+	}
+	select {
+	case err := <-sent:
+		if !errors.Is(err, unix.ECONNREFUSED) {
+			t.Errorf("%s: the blocked sendto() to %s, woken by its close: %v, want ECONNREFUSED", u, r, err)
+		}
+	case <-time.After(wokenDeadline):
+		err := <-sent
+		t.Errorf("%s: the sendto() blocked on full %s was not woken within %v of its close (it returned %v at its SO_SNDTIMEO of %v): netlink_release() did not wake the senders waiting on it",
+			u, r, wokenDeadline, err, blockedSendTimeout)
+	}
+}
+
+// blockedSendTimeout is the SO_SNDTIMEO of a blocked sender: far longer
+// than a wake-up takes, so that one that never comes shows.
+const blockedSendTimeout = 20 * time.Second
+
+// wokenDeadline bounds the wait for a woken sender's sendto() to return:
+// the wake-up comes from the receiver's own system call; the deadline is
+// only for the woken thread to run again.
+const wokenDeadline = 10 * time.Second
+
+// startBlockedSend makes u blocking, with SO_SNDTIMEO blockedSendTimeout,
+// starts a sendto() of an NLMSG_NOOP from u to dst on a thread of its
+// own, and returns once /proc shows that thread asleep in it (dst must
+// have no room for it, or be congested). The sendto()'s result comes on
+// the channel; the message is returned as dst sees it.
+func startBlockedSend(t selftests.T, u, dst *selftests.Sock) (<-chan error, selftests.Msg) {
+	t.Helper()
 	if err := unix.SetNonblock(u.FD(), false); err != nil {
 		t.Fatalf("%s: clear O_NONBLOCK: %v", u, err)
 	}
-	tv := unix.NsecToTimeval(sndTimeo.Nanoseconds())
+	tv := unix.NsecToTimeval(blockedSendTimeout.Nanoseconds())
 	if err := unix.SetsockoptTimeval(u.FD(), unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv); err != nil {
 		t.Fatalf("%s: SO_SNDTIMEO: %v", u, err)
 	}
-	m.Header.Sequence = rtnl.NextSeq()
-	m.Header.Length = unix.NLMSG_HDRLEN
+	m := netlink.Message{Header: netlink.Header{Type: netlink.Noop, Sequence: rtnl.NextSeq(), PID: u.Portid(), Length: unix.NLMSG_HDRLEN}}
 	b, err := m.MarshalBinary()
 	if err != nil {
 		t.Fatalf("%v", err)
@@ -111,7 +142,7 @@ func socketCloseWakesBlockedSender(t selftests.T) {
 		// The thread ends with the goroutine: it is not handed back.
 		runtime.LockOSThread()
 		tids <- unix.Gettid()
-		sent <- unix.Sendto(u.FD(), b, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Pid: r.Portid()})
+		sent <- unix.Sendto(u.FD(), b, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Pid: dst.Portid()})
 	}()
 	tid := <-tids
 	awaitAsleep(t, tid, unix.SYS_SENDTO, u.String(), func(block bool) {
@@ -125,22 +156,52 @@ func socketCloseWakesBlockedSender(t selftests.T) {
 				return
 			}
 		}
-		t.Fatalf("%s: the blocking sendto() to full %s returned before anything happened: %v", u, r, err)
+		t.Fatalf("%s: the blocking sendto() to %s returned before anything happened: %v", u, dst, err)
 	})
-	if err := r.Close(); err != nil {
+	return sent, selftests.Msg{Type: unix.NLMSG_NOOP, Seq: m.Header.Sequence, Pid: u.Portid(), FromPid: u.Portid()}
+}
+
+// noENOBUFSEndsCongestion: a socket that overran is congested: every
+// broadcast to it is dropped and every unicast sender blocks, even when
+// its buffer has room again, until it is read empty. Setting
+// NETLINK_NO_ENOBUFS ends that at once: the blocked sender is woken and
+// delivers, and the next broadcast is queued. Room is made by raising the
+// receive buffer, which does not end the congestion; nothing is read
+// until the end.
+//
+// Kernel: netlink_overrun(): set_bit(NETLINK_S_CONGESTED) (unless
+// NO_ENOBUFS); netlink_broadcast_deliver() and netlink_attachskb() refuse
+// or wait while it is set; netlink_setsockopt(NETLINK_NO_ENOBUFS): if
+// (val) { clear_bit(NETLINK_S_CONGESTED, &nlk->state);
+// wake_up_interruptible(&nlk->wait); }.
+func noENOBUFSEndsCongestion(t selftests.T) {
+	s := selftests.NewNS(t, "S")
+	r := s.Socket("r", selftests.RcvBuf(1), selftests.Join(burstGroup))
+	sender := s.Socket("sender")
+	burst := sender.Burst(burstGroup)
+	if err := r.SetReceiveBuffer(1 << 20); err != nil {
 		t.Fatalf("%v", err)
 	}
-	// The wake-up comes from the close itself; the deadline is only for
-	// the woken thread to run again.
-	const woken = 10 * time.Second
+	dropped := sender.MustMulticast(0, burstGroup)
+	u := s.Socket("u")
+	sent, unicast := startBlockedSend(t, u, r)
+	r.SetFlag(unix.NETLINK_NO_ENOBUFS, true)
 	select {
 	case err := <-sent:
-		if !errors.Is(err, unix.ECONNREFUSED) {
-			t.Errorf("%s: the blocked sendto() to %s, woken by its close: %v, want ECONNREFUSED", u, r, err)
+		if err != nil {
+			t.Errorf("%s: the sendto() blocked on congested %s, woken by NETLINK_NO_ENOBUFS: %v, want success", u, r, err)
 		}
-	case <-time.After(woken):
+	case <-time.After(wokenDeadline):
 		err := <-sent
-		t.Errorf("%s: the sendto() blocked on full %s was not woken within %v of its close (it returned %v at its SO_SNDTIMEO of %v): netlink_release() did not wake the senders waiting on it",
-			u, r, woken, err, sndTimeo)
+		t.Errorf("%s: the sendto() blocked on congested %s was not woken within %v of its NETLINK_NO_ENOBUFS (it returned %v at its SO_SNDTIMEO of %v)",
+			u, r, wokenDeadline, err, blockedSendTimeout)
+	}
+	after := sender.MustMulticast(0, burstGroup)
+	got, err := r.Transcript()
+	kept := len(got) - 3 // the error, then the kept part of the burst, then the two that came after
+	want := append([]selftests.Msg{selftests.RecvError(unix.ENOBUFS)}, burst[:max(1, min(kept, len(burst)-1))]...)
+	r.ExpectLines(got, err, append(want, unicast, after)...)
+	if len(got) > 0 && slices.ContainsFunc(got, func(l selftests.Line) bool { return l.Seq == dropped.Seq }) {
+		t.Errorf("%s: the multicast sent while it was congested (seq %d) was queued although congestion drops it", r, dropped.Seq)
 	}
 }

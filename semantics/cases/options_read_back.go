@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0
+
+package cases
+
+import (
+	"errors"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"nlmcast/selftests"
+)
+
+// readBackFlags are the SOL_NETLINK flag options every supported kernel
+// reads back with getsockopt (NETLINK_LISTEN_ALL_NSID only since 6.9: its
+// own cases read it).
+var readBackFlags = []int{
+	unix.NETLINK_PKTINFO, unix.NETLINK_BROADCAST_ERROR, unix.NETLINK_NO_ENOBUFS,
+	unix.NETLINK_CAP_ACK, unix.NETLINK_EXT_ACK, unix.NETLINK_GET_STRICT_CHK,
+}
+
+// optionsReadBack: getsockopt(SOL_NETLINK) reads back each flag option as
+// last set, whatever the others are: all 0 on a new socket, then each set
+// in turn, then each cleared, every flag read after every change. A flag
+// read into less than an int is EINVAL, an option netlink does not have
+// ENOPROTOOPT. NETLINK_LIST_MEMBERSHIPS with optlen 0 writes nothing and
+// reports the bytes the groups take, what a full read reports; into a
+// buffer the process cannot write it fails with EFAULT.
+//
+// Kernel: netlink_getsockopt(): flag = NETLINK_F_...; if (len <
+// sizeof(int)) return -EINVAL; val = test_bit(flag, &nlk->flags);
+// default: return -ENOPROTOOPT; NETLINK_LIST_MEMBERSHIPS: if (len < 0)
+// return -EINVAL; for each u32 that fits: if (put_user(...)) { err =
+// -EFAULT; break; }; put_user(ALIGN(BITS_TO_BYTES(nlk->ngroups),
+// sizeof(u32)), optlen); return err; netlink_setsockopt(): nr =
+// NETLINK_F_...; assign_bit(nr, &nlk->flags, val).
+func optionsReadBack(t selftests.T) {
+	s := selftests.NewNS(t, "S")
+	k := s.Socket("k", selftests.Join(unix.RTNLGRP_IPV4_IFADDR))
+	want := map[int]int{}
+	expectAll := func() {
+		t.Helper()
+		for _, f := range readBackFlags {
+			expectOption(t, k, f, want[f])
+		}
+	}
+	expectAll()
+	for _, on := range []bool{true, false} {
+		for _, f := range readBackFlags {
+			k.SetFlag(f, on)
+			want[f] = flagValue(on)
+			expectAll()
+		}
+	}
+
+	short := make([]byte, 2)
+	if n, err := k.OptionInto(unix.NETLINK_PKTINFO, short); !errors.Is(err, unix.EINVAL) {
+		t.Errorf("%s: getsockopt(NETLINK_PKTINFO) into 2 bytes: %d, %v; want EINVAL", k, n, err)
+	}
+	if n, err := k.OptionInto(unix.NETLINK_ADD_MEMBERSHIP, make([]byte, 4)); !errors.Is(err, unix.ENOPROTOOPT) {
+		t.Errorf("%s: getsockopt(NETLINK_ADD_MEMBERSHIP), which is set-only: %d, %v; want ENOPROTOOPT", k, n, err)
+	}
+
+	size, err := k.MembershipsSize()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if full, err := membershipsBytes(k); err != nil || size != full || size < 4 {
+		t.Errorf("%s: NETLINK_LIST_MEMBERSHIPS with optlen 0 reports %d bytes, a full read %d (%v); want the same, at least one u32", k, size, full, err)
+	}
+	page, err := unix.Mmap(-1, 0, unix.Getpagesize(), unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		t.Fatalf("mmap(PROT_NONE): %v", err)
+	}
+	defer unix.Munmap(page)
+	if n, err := k.ListMembershipsAt(uintptr(unsafe.Pointer(&page[0])), size); !errors.Is(err, unix.EFAULT) {
+		t.Errorf("%s: NETLINK_LIST_MEMBERSHIPS into %d bytes the process cannot write: %d, %v; want EFAULT", k, size, n, err)
+	}
+	expectMemberships(t, k, unix.RTNLGRP_IPV4_IFADDR)
+}
+
+// membershipsBytes is the length a NETLINK_LIST_MEMBERSHIPS read into
+// room for 256 groups reports.
+func membershipsBytes(k *selftests.Sock) (int, error) {
+	return k.OptionInto(unix.NETLINK_LIST_MEMBERSHIPS, make([]byte, 32))
+}
