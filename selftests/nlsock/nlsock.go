@@ -364,11 +364,11 @@ const nameFill = 0xa5
 // msg_name buffer, nameFill before the call) with length namelen
 // (msg_namelen after it): a whole struct sockaddr_nl, AF_NETLINK, nl_pad
 // 0, and the rest of the buffer untouched.
-func senderAddr(name []byte, namelen int) (*unix.SockaddrNetlink, error) {
+func senderAddr(name []byte, namelen int) (unix.RawSockaddrNetlink, error) {
 	if namelen != unix.SizeofSockaddrNetlink {
-		return nil, fmt.Errorf("msg_namelen %d, want %d (struct sockaddr_nl)", namelen, unix.SizeofSockaddrNetlink)
+		return unix.RawSockaddrNetlink{}, fmt.Errorf("msg_namelen %d, want %d (struct sockaddr_nl)", namelen, unix.SizeofSockaddrNetlink)
 	}
-	nl := &unix.SockaddrNetlink{
+	nl := unix.RawSockaddrNetlink{
 		Family: binary.NativeEndian.Uint16(name[0:]),
 		Pad:    binary.NativeEndian.Uint16(name[2:]),
 		Pid:    binary.NativeEndian.Uint32(name[4:]),
@@ -376,13 +376,13 @@ func senderAddr(name []byte, namelen int) (*unix.SockaddrNetlink, error) {
 	}
 	switch {
 	case nl.Family != unix.AF_NETLINK:
-		return nil, fmt.Errorf("nl_family %d, want AF_NETLINK (%d)", nl.Family, unix.AF_NETLINK)
+		return unix.RawSockaddrNetlink{}, fmt.Errorf("nl_family %d, want AF_NETLINK (%d)", nl.Family, unix.AF_NETLINK)
 	case nl.Pad != 0:
-		return nil, fmt.Errorf("nl_pad %#x, want 0 (%#x: never written) (nl_pid %d, nl_groups %#x)", nl.Pad, uint16(nameFill)<<8|nameFill, nl.Pid, nl.Groups)
+		return unix.RawSockaddrNetlink{}, fmt.Errorf("nl_pad %#x, want 0 (%#x: never written) (nl_pid %d, nl_groups %#x)", nl.Pad, uint16(nameFill)<<8|nameFill, nl.Pid, nl.Groups)
 	}
 	for i, b := range name[namelen:] {
 		if b != nameFill {
-			return nil, fmt.Errorf("byte %d of msg_name, past the %d-byte address, was written (%#x)", namelen+i, namelen, b)
+			return unix.RawSockaddrNetlink{}, fmt.Errorf("byte %d of msg_name, past the %d-byte address, was written (%#x)", namelen+i, namelen, b)
 		}
 	}
 	return nl, nil
@@ -392,7 +392,7 @@ func senderAddr(name []byte, namelen int) (*unix.SockaddrNetlink, error) {
 // socket's reused buffers without blocking and returns its length and
 // control data, which stay valid until the next call. A truncated datagram
 // or control message is an error; unix.EAGAIN is returned bare.
-func (s *Socket) recvmsg(flags int) (n int, oob []byte, from *unix.SockaddrNetlink, err error) {
+func (s *Socket) recvmsg(flags int) (n int, oob []byte, from unix.RawSockaddrNetlink, err error) {
 	if s.buf == nil {
 		s.buf = make([]byte, 64<<10) // NLMSG_GOODSIZE is at most 8 KiB
 		// Room for both 4-byte SOL_NETLINK cmsgs, SCM_CREDENTIALS
@@ -416,17 +416,17 @@ func (s *Socket) recvmsg(flags int) (n int, oob []byte, from *unix.SockaddrNetli
 	n = int(r)
 	switch {
 	case errno == unix.EAGAIN:
-		return 0, nil, nil, errno
+		return 0, nil, from, errno
 	case errno != 0:
-		return 0, nil, nil, s.wrap(op, errno)
+		return 0, nil, from, s.wrap(op, errno)
 	case msg.Flags&unix.MSG_TRUNC != 0:
-		return 0, nil, nil, fmt.Errorf("%s: %s: datagram truncated (MSG_TRUNC, %d bytes read)", s, op, n)
+		return 0, nil, from, fmt.Errorf("%s: %s: datagram truncated (MSG_TRUNC, %d bytes read)", s, op, n)
 	case msg.Flags&unix.MSG_CTRUNC != 0:
-		return 0, nil, nil, fmt.Errorf("%s: %s: control data truncated (MSG_CTRUNC)", s, op)
+		return 0, nil, from, fmt.Errorf("%s: %s: control data truncated (MSG_CTRUNC)", s, op)
 	}
 	from, err = senderAddr(s.name[:], int(msg.Namelen))
 	if err != nil {
-		return 0, nil, nil, s.wrap(op+": msg_name", err)
+		return 0, nil, from, s.wrap(op+": msg_name", err)
 	}
 	return n, s.oob[:msg.Controllen], from, nil
 }

@@ -107,15 +107,18 @@ func parseRow(text io.Reader, proto int, portid uint32) (Row, error) {
 			continue
 		}
 		var r Row
-		var errs [4]error
-		r.Rmem, errs[0] = strconv.ParseUint(fields[4], 10, 64)
-		r.Wmem, errs[1] = strconv.ParseUint(fields[5], 10, 64)
-		r.Dump, errs[2] = fields[6] == "1", nil
-		if fields[6] != "0" && fields[6] != "1" {
-			errs[2] = fmt.Errorf("Dump column %q", fields[6])
+		var errRmem, errWmem, errDrops, errDump error
+		r.Rmem, errRmem = strconv.ParseUint(fields[4], 10, 64)
+		r.Wmem, errWmem = strconv.ParseUint(fields[5], 10, 64)
+		r.Drops, errDrops = strconv.ParseUint(fields[8], 10, 64)
+		switch fields[6] {
+		case "0":
+		case "1":
+			r.Dump = true
+		default:
+			errDump = fmt.Errorf("Dump column %q", fields[6])
 		}
-		r.Drops, errs[3] = strconv.ParseUint(fields[8], 10, 64)
-		return r, errors.Join(errs[:]...)
+		return r, errors.Join(errRmem, errWmem, errDrops, errDump)
 	}
 	if err := sc.Err(); err != nil {
 		return Row{}, err
