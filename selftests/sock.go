@@ -191,10 +191,28 @@ func (s *Sock) SetFlag(opt int, on bool) {
 // so every copy is queued when Multicast returns, even when sendto() fails
 // for the unicast part (ECONNREFUSED on NETLINK_USERSOCK with dst 0).
 func (s *Sock) Multicast(dst, group uint32) (Msg, error) {
+	return s.multicast(dst, group, 0)
+}
+
+func (s *Sock) multicast(dst, group uint32, payload int) (Msg, error) {
 	pid := s.Portid()
 	m := Msg{Type: unix.NLMSG_NOOP, Seq: rtnl.NextSeq(), Pid: pid, Group: group, FromPid: pid}
-	err := s.SendTo(netlink.Message{Header: netlink.Header{Type: netlink.Noop, Sequence: m.Seq, PID: pid}}, dst, nlsock.GroupMask(group))
+	err := s.SendTo(netlink.Message{Header: netlink.Header{Type: netlink.Noop, Sequence: m.Seq, PID: pid}, Data: make([]byte, payload)},
+		dst, nlsock.GroupMask(group))
 	return m, err
+}
+
+// MustMulticastPayload is MustMulticast (to group only) with payload zero
+// bytes after the header: a message whose size, and so the receive memory
+// it charges, the case chooses. The transcript shows it as Multicast's.
+func (s *Sock) MustMulticastPayload(group uint32, payload int) Msg {
+	t := s.ns.t
+	t.Helper()
+	m, err := s.multicast(0, group, payload)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return m
 }
 
 // MustMulticast is Multicast that fails the case if sendto() does.

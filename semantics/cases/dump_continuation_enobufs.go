@@ -59,7 +59,8 @@ func dumpContinuationENOBUFS(t selftests.T) {
 	t1 := receiveMemory(t, d)
 	// A notification with 1 KiB of payload: twice its charge is above
 	// the kernel's smallest buffer (SOCK_MIN_RCVBUF, about 2.3 KiB).
-	note := multicastPayload(t, sender, burstGroup, 1024)
+	const payload = 1024
+	note := sender.MustMulticastPayload(burstGroup, payload)
 	queued := receiveMemory(t, d)
 	if queued <= t1 {
 		t.Fatalf("%s: sk_rmem_alloc %d after the multicast, %d before: the notification was not queued under a 1 MiB buffer", d, queued, t1)
@@ -96,10 +97,10 @@ func dumpContinuationENOBUFS(t selftests.T) {
 		trail = append(trail, fmt.Sprintf("read after the first part: %s, want ENOBUFS", datagramString(dg, err)))
 	}
 	if dg, err := d.Recv(); err != nil || len(dg.Msgs) != 1 || dg.Msgs[0].Header.Type != netlink.Noop ||
-		dg.Msgs[0].Header.Sequence != note.Header.Sequence || !bytes.Equal(dg.Msgs[0].Data, note.Data) ||
-		dg.FromPid != note.Header.PID || dg.FromMask != nlsock.GroupMask(burstGroup) {
+		dg.Msgs[0].Header.Sequence != note.Seq || !bytes.Equal(dg.Msgs[0].Data, make([]byte, payload)) ||
+		dg.FromPid != note.FromPid || dg.FromMask != nlsock.GroupMask(burstGroup) {
 		trail = append(trail, fmt.Sprintf("next read: %s, want the multicast NLMSG_NOOP seq %d with %d bytes of payload from pid %d on group %d",
-			datagramString(dg, err), note.Header.Sequence, len(note.Data), note.Header.PID, burstGroup))
+			datagramString(dg, err), note.Seq, payload, note.FromPid, burstGroup))
 	}
 	for part := 2; !done; part++ {
 		dg, err := d.Recv()
@@ -237,15 +238,4 @@ func startDump(t selftests.T, d *selftests.Sock) netlink.Message {
 		t.Fatalf("%v", err)
 	}
 	return req
-}
-
-// multicastPayload multicasts from sender to group an NLMSG_NOOP with size
-// zero bytes of payload, and returns it as sent.
-func multicastPayload(t selftests.T, sender *selftests.Sock, group uint32, size int) netlink.Message {
-	t.Helper()
-	m := netlink.Message{Header: netlink.Header{Type: netlink.Noop, Sequence: rtnl.NextSeq(), PID: sender.Portid()}, Data: make([]byte, size)}
-	if err := sender.SendTo(m, 0, nlsock.GroupMask(group)); err != nil {
-		t.Fatalf("%v", err)
-	}
-	return m
 }

@@ -150,8 +150,7 @@ const (
 func halfFull(t selftests.T, n *selftests.NS, group uint32) (*selftests.Sock, selftests.Msg) {
 	t.Helper()
 	half := n.Socket("half", selftests.Join(group, burstGroup))
-	sender := n.Socket("half-filler")
-	m := multicastPayload(t, sender, burstGroup, 1024)
+	m := n.Socket("half-filler").MustMulticastPayload(burstGroup, 1024)
 	charged := receiveMemory(t, half)
 	if err := half.SetReceiveBuffer(int(charged)); err != nil {
 		t.Fatalf("%v", err)
@@ -159,5 +158,5 @@ func halfFull(t selftests.T, n *selftests.NS, group uint32) (*selftests.Sock, se
 	if _, rcvbuf, err := half.ReceiveMemory(); err != nil || rcvbuf != 2*charged {
 		t.Fatalf("%s: setup: SO_RCVBUF %d gave sk_rcvbuf %d (%v), want %d", half, charged, rcvbuf, err, 2*charged)
 	}
-	return half, selftests.Msg{Type: unix.NLMSG_NOOP, Seq: m.Header.Sequence, Pid: m.Header.PID, Group: burstGroup, FromPid: m.Header.PID}
+	return half, m
 }
