@@ -6,13 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"nlmcast/selftests"
-	"nlmcast/selftests/netns"
 	"nlmcast/selftests/nlsock"
 )
 
@@ -110,37 +107,4 @@ func expectSubscribed(t selftests.T, k *selftests.Sock, what string, group uint3
 	}
 	sender := k.NS().Socket(k.Name + "-sender")
 	k.Expect(sender.MustMulticast(0, group))
-}
-
-// failNthCall makes call with fail-nth at n, on a thread of its own that
-// does nothing else between arming and reading fail-nth back, and says
-// whether an allocation was failed.
-func failNthCall(t selftests.T, n int, call func() error) (fired bool, callErr error) {
-	t.Helper()
-	left := make([]byte, 16)
-	arm := []byte(strconv.Itoa(n))
-	err := netns.OnThread(func() error {
-		f, err := unix.Open(failNthFile, unix.O_RDWR|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return fmt.Errorf("open %s: %w", failNthFile, err)
-		}
-		defer unix.Close(f)
-		if _, err := unix.Pwrite(f, arm, 0); err != nil {
-			return fmt.Errorf("write %d to %s: %w", n, failNthFile, err)
-		}
-		callErr = call()
-		k, rerr := unix.Pread(f, left, 0)
-		if _, err := unix.Pwrite(f, []byte("0"), 0); err != nil {
-			return fmt.Errorf("write 0 to %s: %w", failNthFile, err)
-		}
-		if rerr != nil {
-			return fmt.Errorf("read %s back: %w", failNthFile, rerr)
-		}
-		fired = strings.TrimSpace(string(left[:k])) == "0"
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	return fired, callErr
 }

@@ -307,6 +307,44 @@ func openKnobs(dir string) (_ []*os.File, skip string, _ error) {
 	return files, "", nil
 }
 
+// failNthCall makes call with fail-nth at n, on a thread of its own that
+// does nothing else between arming and reading fail-nth back (call must
+// make raw system calls on buffers made beforehand, so that the thread's
+// injectable allocations are its own), and says whether an allocation was
+// failed. The thread is retired afterwards, with fail-nth at 0 anyway.
+func failNthCall(t selftests.T, n int, call func() error) (fired bool, callErr error) {
+	t.Helper()
+	left := make([]byte, 16)
+	arm := []byte(strconv.Itoa(n))
+	err := netns.OnThread(func() error {
+		f, err := unix.Open(failNthFile, unix.O_RDWR|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("open %s: %w", failNthFile, err)
+		}
+		defer unix.Close(f)
+		if _, err := unix.Pread(f, left, 0); err != nil {
+			return fmt.Errorf("read %s: %w", failNthFile, err)
+		}
+		if _, err := unix.Pwrite(f, arm, 0); err != nil {
+			return fmt.Errorf("write %d to %s: %w", n, failNthFile, err)
+		}
+		callErr = call()
+		k, rerr := unix.Pread(f, left, 0)
+		if _, err := unix.Pwrite(f, []byte("0"), 0); err != nil {
+			return fmt.Errorf("write 0 to %s: %w", failNthFile, err)
+		}
+		if rerr != nil {
+			return fmt.Errorf("read %s back: %w", failNthFile, rerr)
+		}
+		fired = strings.TrimSpace(string(left[:k])) == "0"
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return fired, callErr
+}
+
 // armedRequest is one request, its bytes made beforehand, that a socket
 // of its own (not subscribed: its ACK is all it gets) sends with fail-nth
 // armed.
@@ -377,47 +415,20 @@ func (a attempt) String() string {
 	return fmt.Sprintf("ACK errno %d", a.ackErrno)
 }
 
-// send sends the request with fail-nth at n, on a thread of its own that
-// does nothing else between arming and reading back fail-nth: raw
-// syscalls on buffers made beforehand, so that the thread's injectable
-// allocations are the request's. The thread is retired afterwards, with
-// fail-nth at 0 anyway.
+// send sends the request with fail-nth at n (failNthCall): a write of its
+// bytes and a read of the answer, raw, into a buffer made beforehand.
 func (r *armedRequest) send(t selftests.T, n int) attempt {
 	t.Helper()
 	a := attempt{n: n, ackErrno: -1}
-	arm := []byte(strconv.Itoa(n))
-	left := make([]byte, 16)
 	ack := make([]byte, 4096)
 	var got int
-	err := netns.OnThread(func() error {
-		f, err := unix.Open(failNthFile, unix.O_RDWR|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return fmt.Errorf("open %s: %w", failNthFile, err)
-		}
-		defer unix.Close(f)
-		if _, err := unix.Pread(f, left, 0); err != nil {
-			return fmt.Errorf("read %s: %w", failNthFile, err)
-		}
-		if _, err := unix.Pwrite(f, arm, 0); err != nil {
-			return fmt.Errorf("write %d to %s: %w", n, failNthFile, err)
-		}
+	a.fired, _ = failNthCall(t, n, func() error {
 		_, a.sendErr = unix.Write(r.sock.FD(), r.msg)
 		if a.sendErr == nil {
 			got, a.recvErr = unix.Read(r.sock.FD(), ack)
 		}
-		k, rerr := unix.Pread(f, left, 0)
-		if _, err := unix.Pwrite(f, []byte("0"), 0); err != nil {
-			return fmt.Errorf("write 0 to %s: %w", failNthFile, err)
-		}
-		if rerr != nil {
-			return fmt.Errorf("read %s back: %w", failNthFile, rerr)
-		}
-		a.fired = strings.TrimSpace(string(left[:k])) == "0"
 		return nil
 	})
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
 	// A GET's reply comes in a datagram before its ACK: read on, now
 	// that fail-nth is disarmed, up to the ACK.
 	for a.sendErr == nil && a.recvErr == nil {
