@@ -123,11 +123,7 @@ func bindBitmaskMembership(t selftests.T) {
 // from a thread without it.
 func bindWithoutNetAdmin(t selftests.T, s *selftests.NS, b *selftests.Sock) {
 	t.Helper()
-	fresh, err := nlsock.Open(s.NS, unix.NETLINK_ROUTE, "fresh")
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	s.Adopt(fresh)
+	fresh := unboundSocket(t, s, "fresh")
 	for _, c := range []struct {
 		groups []uint32
 		want   error
