@@ -560,14 +560,8 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 			logf("%s: %v", id, err)
 			return 1
 		}
-		if rec.Status == statusSurvived {
-			if es, ok := equiv[id]; ok {
-				if e, why, ok := equivalenceFor(es, m.Source, buildConfig, c.Kernel); ok {
-					rec.Status, rec.Equivalence = statusEquivalent, e.reason
-				} else {
-					logf("%s: %s: not applied", id, why)
-				}
-			}
+		if _, why := rec.argue(equiv, buildConfig, c.Kernel); why != "" {
+			logf("%s: %s: not applied", id, why)
 		}
 		recs[id] = rec
 		if err := rd.writeJSON(rd.recordPath(id), rec); err != nil {
@@ -669,7 +663,7 @@ func runMutant(ctx context.Context, m cfunc.Mutant, pristine []byte, srcFile str
 					rec.Tiers = append(rec.Tiers, tr)
 					rec.Status, rec.DecidedBy = statusEquivalent, identicalObject
 					rec.Equivalence = fmt.Sprintf("the compiler makes the unmutated object: %s is byte for byte the unmutated source's (sha256 %s) in the base build's configuration, so the kernel booted would be the unmutated one",
-						strings.TrimSuffix(m.File, ".c")+".o", sum[:16])
+						objectName(m.File), sum[:16])
 					break
 				}
 			}
@@ -743,16 +737,13 @@ func argue(rd resultsDir, equivalentPath, dotConfig string) (int, error) {
 	}
 	changed := 0
 	for id, rec := range recs {
-		es, ok := equiv[id]
-		if rec.Status != statusSurvived || !ok {
-			continue
-		}
-		e, why, ok := equivalenceFor(es, rec.Source, config, c.Kernel)
-		if !ok {
+		applied, why := rec.argue(equiv, config, c.Kernel)
+		if why != "" {
 			fmt.Fprintf(os.Stderr, "mutate argue: %s: %s: not applied\n", id, why)
+		}
+		if !applied {
 			continue
 		}
-		rec.Status, rec.Equivalence = statusEquivalent, e.reason
 		if err := rd.writeJSON(rd.recordPath(id), rec); err != nil {
 			return changed, err
 		}

@@ -152,3 +152,20 @@ func (e equivalence) applies(code string, config map[string]bool, kernel string)
 	}
 	return "", true
 }
+
+// argue makes rec, a survivor, equivalent when one of equiv's arguments
+// for its ID holds for its source line, the build's config and kernel
+// version; why says why none did ("" when it has none, or it is no
+// survivor).
+func (rec *record) argue(equiv map[string][]equivalence, config map[string]bool, kernel string) (applied bool, why string) {
+	es, ok := equiv[rec.ID]
+	if rec.Status != statusSurvived || !ok {
+		return false, ""
+	}
+	e, why, ok := equivalenceFor(es, rec.Source, config, kernel)
+	if !ok {
+		return false, why
+	}
+	rec.Status, rec.Equivalence = statusEquivalent, e.reason
+	return true, ""
+}

@@ -92,11 +92,12 @@ func (t kernelTree) buildImage(ctx context.Context, log io.Writer) (errs []strin
 	return nil, nil
 }
 
-// object is the object file the build makes of file, a .c file of the
-// tree.
-func (t kernelTree) object(file string) string {
-	return filepath.Join(t.build, strings.TrimSuffix(file, ".c")+".o")
-}
+// objectName is the object file kbuild makes of file, a .c file of the
+// tree, relative to the build directory.
+func objectName(file string) string { return strings.TrimSuffix(file, ".c") + ".o" }
+
+// object is file's object in the build directory.
+func (t kernelTree) object(file string) string { return filepath.Join(t.build, objectName(file)) }
 
 // objectSum is the sha256 of file's object file as the last build left it.
 func (t kernelTree) objectSum(file string) (string, error) {
