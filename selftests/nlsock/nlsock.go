@@ -238,6 +238,13 @@ func (s *Socket) ListMembershipsAt(optval uintptr, size int) (int, error) {
 	return getsockoptAt(s.fd, unix.SOL_NETLINK, unix.NETLINK_LIST_MEMBERSHIPS, optval, size)
 }
 
+// OptionAt is getsockopt(SOL_NETLINK, opt) with optval and optlen the
+// addresses given, either of which may be one the process cannot write
+// (for the EFAULT it must give): the call's error bare.
+func (s *Socket) OptionAt(opt int, optval, optlen uintptr) error {
+	return getsockoptRaw(s.fd, unix.SOL_NETLINK, opt, optval, optlen)
+}
+
 // OptionInto is getsockopt(SOL_NETLINK, opt) into buf, exactly as long as
 // given: the length the kernel reported, or its error bare.
 func (s *Socket) OptionInto(opt int, buf []byte) (int, error) {

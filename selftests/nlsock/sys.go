@@ -32,12 +32,17 @@ func getsockopt(fd, level, opt int, buf []byte) (int, error) {
 // call here it must return 0 or fail.
 func getsockoptAt(fd, level, opt int, optval uintptr, size int) (int, error) {
 	l := uint32(size)
-	r, _, errno := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), uintptr(level), uintptr(opt),
-		optval, uintptr(unsafe.Pointer(&l)), 0)
-	if err := syscallResult(r, 0, errno); err != nil {
+	if err := getsockoptRaw(fd, level, opt, optval, uintptr(unsafe.Pointer(&l))); err != nil {
 		return 0, err
 	}
 	return int(l), nil
+}
+
+// getsockoptRaw is getsockopt(2) with both optval and optlen addresses as
+// given, so that either can be one the process cannot write.
+func getsockoptRaw(fd, level, opt int, optval, optlen uintptr) error {
+	return syscallResult(unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), uintptr(level), uintptr(opt),
+		optval, optlen, 0))
 }
 
 // setsockoptInt is setsockopt(2) of an int option, held to the system

@@ -27,7 +27,8 @@ var readBackFlags = []int{
 // into less it is EINVAL, an option netlink does not have
 // ENOPROTOOPT. NETLINK_LIST_MEMBERSHIPS with optlen 0 writes nothing and
 // reports the bytes the groups take, what a full read reports; into a
-// buffer the process cannot write it fails with EFAULT.
+// buffer the process cannot write it fails with EFAULT, and so does any
+// read whose optlen the process can read but not write.
 //
 // Kernel: netlink_getsockopt(): flag = NETLINK_F_...; if (len <
 // sizeof(int)) return -EINVAL; len = sizeof(int); val = test_bit(flag,
@@ -35,7 +36,7 @@ var readBackFlags = []int{
 // default: return -ENOPROTOOPT; NETLINK_LIST_MEMBERSHIPS: if (len < 0)
 // return -EINVAL; for each u32 that fits: if (put_user(...)) { err =
 // -EFAULT; break; }; put_user(ALIGN(BITS_TO_BYTES(nlk->ngroups),
-// sizeof(u32)), optlen); return err; netlink_setsockopt(): nr =
+// sizeof(u32)), optlen) else err = -EFAULT; return err; netlink_setsockopt(): nr =
 // NETLINK_F_...; assign_bit(nr, &nlk->flags, val).
 func optionsReadBack(t selftests.T) {
 	s := selftests.NewNS(t, "S")
@@ -86,5 +87,38 @@ func optionsReadBack(t selftests.T) {
 	if n, err := k.ListMembershipsAt(uintptr(unsafe.Pointer(&page[0])), size); !errors.Is(err, unix.EFAULT) {
 		t.Errorf("%s: NETLINK_LIST_MEMBERSHIPS into %d bytes the process cannot write: %d, %v; want EFAULT", k, size, n, err)
 	}
+	expectOptlenFault(t, k, size)
 	expectMemberships(t, k, unix.RTNLGRP_IPV4_IFADDR)
+}
+
+// expectOptlenFault: an optlen the kernel can read but not write back
+// fails the read with EFAULT. For NETLINK_LIST_MEMBERSHIPS the group words
+// are written first, then the length fails; for a flag the length is
+// written first, so the value is not written at all.
+func expectOptlenFault(t selftests.T, k *selftests.Sock, size int) {
+	t.Helper()
+	page, err := unix.Mmap(-1, 0, unix.Getpagesize(), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		t.Fatalf("mmap: %v", err)
+	}
+	defer unix.Munmap(page)
+	optlen := (*int32)(unsafe.Pointer(&page[0]))
+	*optlen = int32(size)
+	if err := unix.Mprotect(page, unix.PROT_READ); err != nil {
+		t.Fatalf("mprotect(PROT_READ): %v", err)
+	}
+	want := make([]byte, size)
+	if n, err := k.OptionInto(unix.NETLINK_LIST_MEMBERSHIPS, want); err != nil || n != size {
+		t.Fatalf("%s: NETLINK_LIST_MEMBERSHIPS into %d bytes: %d, %v", k, size, n, err)
+	}
+	got := bytes.Repeat([]byte{0xa5}, size)
+	if err := k.OptionAt(unix.NETLINK_LIST_MEMBERSHIPS, uintptr(unsafe.Pointer(&got[0])), uintptr(unsafe.Pointer(optlen))); !errors.Is(err, unix.EFAULT) {
+		t.Errorf("%s: NETLINK_LIST_MEMBERSHIPS with an optlen the process cannot write: %v; want EFAULT", k, err)
+	} else if !bytes.Equal(got, want) {
+		t.Errorf("%s: NETLINK_LIST_MEMBERSHIPS with an optlen the process cannot write: groups % x, want % x (written before the length fails)", k, got, want)
+	}
+	val := bytes.Repeat([]byte{0xa5}, 4)
+	if err := k.OptionAt(unix.NETLINK_PKTINFO, uintptr(unsafe.Pointer(&val[0])), uintptr(unsafe.Pointer(optlen))); !errors.Is(err, unix.EFAULT) || !bytes.Equal(val, []byte{0xa5, 0xa5, 0xa5, 0xa5}) {
+		t.Errorf("%s: getsockopt(NETLINK_PKTINFO) with an optlen the process cannot write: %v, value % x; want EFAULT and the value not written", k, err, val)
+	}
 }
