@@ -71,29 +71,30 @@ func cmdList(args []string) int {
 
 // runOptions are run's flags.
 type runOptions struct {
-	tree        kernelTree
-	out         string
-	set         string
-	seed        int64
-	n           int
-	ids         []string
-	equivalent  string
-	commit      bool
-	tarball     string
-	patches     []string
-	configs     []string
-	tiers       []string
-	debugBuild  string
-	faultBuild  string
-	failFast    bool
-	silence     time.Duration
-	progTimeout time.Duration
-	expect      []string
-	baseline    bool
-	stressArgs  string
-	toolsDir    string
-	plan        bool
-	icount      bool
+	tree         kernelTree
+	out          string
+	set          string
+	seed         int64
+	n            int
+	ids          []string
+	equivalent   string
+	commit       bool
+	tarball      string
+	patches      []string
+	configs      []string
+	tiers        []string
+	patternBuild string
+	debugBuild   string
+	faultBuild   string
+	failFast     bool
+	silence      time.Duration
+	progTimeout  time.Duration
+	expect       []string
+	baseline     bool
+	stressArgs   string
+	toolsDir     string
+	plan         bool
+	icount       bool
 }
 
 func cmdRun(args []string) int {
@@ -114,7 +115,8 @@ func cmdRun(args []string) int {
 	fs.StringVar(&o.tarball, "tarball", "", "to rebuild a missing -src/-build: the kernel source tarball")
 	fs.Var(&patches, "patch", "with -tarball: patch to apply (repeatable)")
 	fs.Var(&configs, "config", "with -tarball: configuration fragment over tinyconfig (repeatable)")
-	fs.StringVar(&tiers, "tiers", "base,debug,stress,fault", "tiers in order; a survivor of one goes on to the next")
+	fs.StringVar(&tiers, "tiers", "base,pattern,debug,stress,fault", "tiers in order; a survivor of one goes on to the next")
+	fs.StringVar(&o.patternBuild, "pattern-build", "", "build dir configured as -build but with CONFIG_INIT_STACK_ALL_PATTERN=y for the pattern tier (uninitialised stack bytes 0xfe, not GCC 12's zero); without it that tier is not run")
 	fs.StringVar(&o.debugBuild, "debug-build", "", "build dir configured with debug.config (KASAN, lockdep, DEBUG_LIST) for the debug tier; without it that tier is not run")
 	fs.StringVar(&o.faultBuild, "fault-build", "", "build dir configured with debug.config and fault.config for the fault tier; without it that tier is not run")
 	fs.BoolVar(&o.failFast, "fail-fast", true, "end a boot at its first failed case")
@@ -145,7 +147,7 @@ func cmdRun(args []string) int {
 		return 2
 	}
 	for _, t := range o.tiers {
-		if !slices.Contains([]string{"base", "debug", "stress", "fault"}, t) {
+		if !slices.Contains([]string{"base", "pattern", "debug", "stress", "fault"}, t) {
 			fmt.Fprintf(os.Stderr, "mutate run: unknown tier %q\n", t)
 			return 2
 		}
@@ -312,6 +314,15 @@ func tierPlans(o runOptions, tl tools) []tierPlan {
 		switch name {
 		case "base":
 			t.tree, t.rebuild, t.plan = o.tree, true, base
+		case "pattern":
+			// A production kernel whose locals start as 0xfe bytes: a
+			// deleted initialisation, which INIT_STACK_ALL_ZERO (the
+			// default with GCC 12) turns into the zero the code wrote,
+			// becomes a wrong value or a wild pointer.
+			t.tree, t.rebuild, t.plan = kernelTree{src: o.tree.src, build: o.patternBuild, jobs: o.tree.jobs}, true, base
+			if o.patternBuild == "" {
+				t.skip = "no -pattern-build"
+			}
 		case "debug":
 			t.tree, t.rebuild, t.plan = kernelTree{src: o.tree.src, build: o.debugBuild, jobs: o.tree.jobs}, true, debug
 			if o.debugBuild == "" {
@@ -522,7 +533,7 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 		o.progTimeout = max(o.progTimeout, time.Duration(3*r.seconds)*time.Second)
 		plans = tierPlans(o, tl)
 		for i := range plans {
-			if plans[i].name == "base" || plans[i].name == "debug" {
+			if plans[i].name == "base" || plans[i].name == "pattern" || plans[i].name == "debug" {
 				plans[i].plan.ranBefore = ranBefore
 			}
 		}

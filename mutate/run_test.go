@@ -94,7 +94,7 @@ func TestRunClassifiesRecordsAndResumes(t *testing.T) {
 	want := []string{statusKilled, statusKilled, statusBuildFail, statusEquivalent, statusSurvived, statusEquivalent}
 	o := runOptions{
 		tree: kernelTree{src: src, build: build, jobs: 1}, out: out, set: "test", ids: ids, expect: want,
-		equivalent: filepath.Join(dir, "equivalent.txt"), tiers: []string{"base", "debug", "stress", "fault"},
+		equivalent: filepath.Join(dir, "equivalent.txt"), tiers: []string{"base", "pattern", "debug", "stress", "fault"},
 		failFast: true, silence: 60e9, progTimeout: 60e9, baseline: true, toolsDir: tl,
 	}
 	if code := run(context.Background(), o, newGuard(filepath.Join(build, ".mutate")), "test"); code != 0 {
@@ -109,8 +109,8 @@ func TestRunClassifiesRecordsAndResumes(t *testing.T) {
 			t.Errorf("%s: %s, want %s", id, recs[id].Status, want[i])
 		}
 	}
-	if r := recs["f+5:flip-const:1"]; r.DecidedBy != "stress" || len(r.Tiers) != 3 || r.Tiers[1].Status != "not run" {
-		t.Errorf("return 0: decided by %q, tiers %+v; want stress, after base and debug (not run)", r.DecidedBy, r.Tiers)
+	if r := recs["f+5:flip-const:1"]; r.DecidedBy != "stress" || len(r.Tiers) != 4 || r.Tiers[1].Status != "not run" || r.Tiers[2].Status != "not run" {
+		t.Errorf("return 0: decided by %q, tiers %+v; want stress, after base, pattern and debug (not run)", r.DecidedBy, r.Tiers)
 	}
 	if r := recs["f+6:del-call:1"]; len(r.BuildErrors) != 1 || !strings.Contains(r.BuildErrors[0], "error:") {
 		t.Errorf("build failure: errors %q", r.BuildErrors)

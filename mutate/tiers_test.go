@@ -51,3 +51,25 @@ func TestFaultTierRunsTheFailNthCasesFirst(t *testing.T) {
 		t.Errorf("stress tier: vmtest %q: want -append oops=panic no_timer_check", stress.args)
 	}
 }
+
+// The pattern tier boots the base tier's programs, with the base tier's
+// limits, on its own build (INIT_STACK_ALL_PATTERN), rebuilt per mutant;
+// without -pattern-build it is not run.
+func TestPatternTierIsTheBaseBootOnItsOwnBuild(t *testing.T) {
+	tl := toolsIn("/b")
+	o := runOptions{tiers: []string{"base", "pattern"}, patternBuild: "/pattern", progTimeout: time.Minute, silence: time.Minute}
+	o.tree.build = "/base"
+	plans := tierPlans(o, tl)
+	base, pattern := plans[0], plans[1]
+	if pattern.tree.build != "/pattern" || !pattern.rebuild || pattern.skip != "" {
+		t.Errorf("pattern tier: build %q, rebuild %v, skip %q; want /pattern, rebuilt", pattern.tree.build, pattern.rebuild, pattern.skip)
+	}
+	if !slices.Equal(pattern.plan.progs, base.plan.progs) || !slices.Equal(pattern.plan.args, base.plan.args) || pattern.plan.limit != base.plan.limit {
+		t.Errorf("pattern tier boots %q %q (limit %v); want the base tier's %q %q (limit %v)",
+			pattern.plan.progs, pattern.plan.args, pattern.plan.limit, base.plan.progs, base.plan.args, base.plan.limit)
+	}
+	o.patternBuild = ""
+	if p := tierPlans(o, tl)[1]; p.skip != "no -pattern-build" {
+		t.Errorf("without -pattern-build: skip %q", p.skip)
+	}
+}
