@@ -94,6 +94,7 @@ var All = append(group(Group, []selftests.Case{
 	{Name: "target_netnsid_dump_requires_cap_net_admin", Run: targetNetnsidDumpRequiresCapNetAdmin, About: "a targeted address dump needs CAP_NET_ADMIN over the target's user namespace in the socket opener's credentials"},
 	{Name: "tc_echo_without_listener", Run: tcEchoWithoutListener, About: "with no RTNLGRP_TC listener, tc requests take effect and an ECHO requester gets exactly its own notifications"},
 	{Name: "tc_foreign_listener_gets_nothing", Run: tcForeignListenerGetsNothing, About: "RTNLGRP_TC listeners only in another netns make tc build notifications, but none reaches them"},
+	{Name: "tc_notification_charged_trimmed", Run: tcNotificationChargedTrimmed, About: "a tc notification built in a page-sized buffer is trimmed before delivery: each receiver is charged the same, less than that buffer, and nothing once it has read it"},
 	{Name: "tc_subscribed_echo_single_copy", Run: tcSubscribedEchoSingleCopy, About: "an ECHO requester subscribed to RTNLGRP_TC gets each notification once (its own as the echo), then the ACK"},
 }),
 	// Alone, after the group: where its sockets are RTNLGRP_TC's only
