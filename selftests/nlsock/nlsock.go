@@ -362,6 +362,26 @@ func (s *Socket) Recv() (Datagram, error) {
 	return d, nil
 }
 
+// RecvPayload reads one datagram without blocking as Recv does (the
+// sender's address and the control messages checked, truncation refused)
+// but returns its bytes unparsed, for a protocol whose datagrams are not
+// netlink messages: NETLINK_KOBJECT_UEVENT's "ACTION@DEVPATH\0KEY=VALUE\0..."
+// text. d has no Msgs.
+func (s *Socket) RecvPayload() (payload []byte, d Datagram, err error) {
+	n, oob, from, err := s.recvmsg(0)
+	switch {
+	case errors.Is(err, unix.EAGAIN):
+		return nil, Datagram{}, ErrEmpty
+	case err != nil:
+		return nil, Datagram{}, err
+	}
+	d.FromPid, d.FromMask = from.Pid, from.Groups
+	if err := d.parseControl(oob); err != nil {
+		return nil, Datagram{}, s.wrap("control messages", err)
+	}
+	return bytes.Clone(s.buf[:n]), d, nil
+}
+
 // nameFill is what msg_name holds before every read: netlink_recvmsg()
 // writes each field of the struct sockaddr_nl, nl_pad too, so none of it
 // may show through, and it writes nothing past the struct.
