@@ -19,7 +19,8 @@ const burstGroup = unix.RTNLGRP_IPV4_IFADDR
 
 // overrunENOBUFS: a subscriber whose receive buffer overflows loses the
 // rest of a burst and is told so once; NETLINK_NO_ENOBUFS hides the error
-// but not the loss; a large enough buffer loses nothing. And with
+// but not the loss; a large enough buffer loses nothing; the first loss
+// is reported at once, not at the next. And with
 // NETLINK_BROADCAST_ERROR a congested listener makes the request whose
 // notification it drops fail with ENOBUFS, although the request took
 // effect: a local listener, or a foreign LISTEN_ALL_NSID one that maps the
@@ -43,7 +44,45 @@ const burstGroup = unix.RTNLGRP_IPV4_IFADDR
 func overrunENOBUFS(t selftests.T) {
 	s := selftests.NewNS(t, "S")
 	overrunBurst(t, s)
+	firstLossReported(t, s)
 	broadcastErrorPropagation(t, s)
+}
+
+// firstLossReported: the very first message a subscriber loses is
+// reported. Sent one at a time, messages fill u until one is dropped (its
+// drop count turns 1); at that moment u has ENOBUFS pending (poll() says
+// POLLERR without reading), not only after a later loss; read, u has
+// every message but the last, then the error's end lets the next through.
+//
+// Kernel: netlink_overrun(): if (!test_and_set_bit(NETLINK_S_CONGESTED,
+// ...)) { sk_err = ENOBUFS; sk_error_report(sk); }: the drop that sets the
+// bit is the one reported; datagram_poll(): sk_err -> EPOLLERR.
+func firstLossReported(t selftests.T, s *selftests.NS) {
+	u := s.Socket("u", selftests.RcvBuf(1), selftests.Join(burstGroup))
+	sender := s.Socket("u-sender")
+	var sent []selftests.Msg
+	for drops := uint64(0); drops == 0; {
+		if len(sent) == selftests.BurstSize {
+			t.Fatalf("%s: %d messages sent one at a time to a minimal receive buffer and none dropped", u, len(sent))
+		}
+		sent = append(sent, sender.MustMulticast(0, burstGroup))
+		var err error
+		if drops, err = u.Drops(s.NS); err != nil {
+			t.Fatalf("%v", err)
+		}
+		if drops > 1 {
+			t.Fatalf("%s: one message sent and %d dropped", u, drops)
+		}
+	}
+	fds := []unix.PollFd{{Fd: int32(u.FD())}}
+	if n, err := unix.Poll(fds, 0); err != nil || n != 1 || fds[0].Revents&unix.POLLERR == 0 {
+		t.Errorf("%s: after its first lost message (message %d): poll() %d, revents %#x, %v; want POLLERR: ENOBUFS pending at the first loss",
+			u, len(sent), n, fds[0].Revents, err)
+	}
+	if k := u.ExpectOverrun([]selftests.Msg{selftests.RecvError(unix.ENOBUFS)}, sent); k != len(sent)-1 {
+		t.Errorf("%s: kept %d of the %d messages sent; want all but the one dropped", u, k, len(sent))
+	}
+	u.Expect()
 }
 
 func overrunBurst(t selftests.T, s *selftests.NS) {
