@@ -4,11 +4,12 @@ package cases
 
 import (
 	"bytes"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
+
+	"math/rand/v2"
 
 	"golang.org/x/sys/unix"
 
@@ -59,7 +60,7 @@ func ueventListenerGetsSyntheticEvent(t selftests.T) {
 	uf := f.Socket("uf", uevent, selftests.Join(ueventGroup), selftests.PassCred())
 	bare := s.Socket("bare", uevent)
 
-	uuid := newUUID(t)
+	uuid := newUUID()
 	action := "change " + uuid
 	file, err := os.OpenFile(ueventFile, os.O_WRONLY, 0)
 	if err != nil {
@@ -147,10 +148,14 @@ func ueventEnv(payload []byte) map[string]string {
 }
 
 // newUUID is a random version 4 UUID, as kobject_synth_uevent() accepts.
-func newUUID(t selftests.T) string {
+// It needs to be unique, not secret: math/rand/v2 is seeded by the runtime
+// from the auxiliary vector, where crypto/rand's getrandom() would wait,
+// on a freshly booted guest, for the kernel's entropy pool (a second on
+// 6.1 under QEMU).
+func newUUID() string {
 	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		t.Fatalf("random UUID: %v", err)
+	for i := range b {
+		b[i] = byte(rand.Uint32())
 	}
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
