@@ -51,15 +51,21 @@ func overrunENOBUFS(t selftests.T) {
 // firstLossReported: the very first message a subscriber loses is
 // reported. Sent one at a time, messages fill u until one is dropped (its
 // drop count turns 1); at that moment u has ENOBUFS pending (poll() says
-// POLLERR without reading), not only after a later loss; read, u has
-// every message but the last, then the error's end lets the next through.
+// POLLERR without reading), not only after a later loss, and an epoll
+// waiting for EPOLLERR alone has been woken for it; read, u has every
+// message but the last, then the error's end lets the next through.
 //
 // Kernel: netlink_overrun(): if (!test_and_set_bit(NETLINK_S_CONGESTED,
 // ...)) { sk_err = ENOBUFS; sk_error_report(sk); }: the drop that sets the
-// bit is the one reported; datagram_poll(): sk_err -> EPOLLERR.
+// bit is the one reported, and sock_def_error_report() wakes the waiters
+// with EPOLLERR (the data's wake-ups carry EPOLLIN, which an epoll for
+// EPOLLERR ignores); datagram_poll(): sk_err -> EPOLLERR.
 func firstLossReported(t selftests.T, s *selftests.NS) {
 	u := s.Socket("u", selftests.RcvBuf(1), selftests.Join(burstGroup))
 	sender := s.Socket("u-sender")
+	// An epoll instance that waits for EPOLLERR alone is woken by the
+	// error report, not by the data that filled the queue.
+	epfd := epollForErrors(t, u)
 	var sent []selftests.Msg
 	for drops := uint64(0); drops == 0; {
 		if len(sent) == selftests.BurstSize {
@@ -78,6 +84,9 @@ func firstLossReported(t selftests.T, s *selftests.NS) {
 	if n, err := unix.Poll(fds, 0); err != nil || n != 1 || fds[0].Revents&unix.POLLERR == 0 {
 		t.Errorf("%s: after its first lost message (message %d): poll() %d, revents %#x, %v; want POLLERR: ENOBUFS pending at the first loss",
 			u, len(sent), n, fds[0].Revents, err)
+	}
+	if !epollErrors(t, epfd) {
+		t.Errorf("%s: after its first lost message: epoll for EPOLLERR not woken; want the error reported with a wake-up (sk_error_report())", u)
 	}
 	if k := u.ExpectOverrun([]selftests.Msg{selftests.RecvError(unix.ENOBUFS)}, sent); k != len(sent)-1 {
 		t.Errorf("%s: kept %d of the %d messages sent; want all but the one dropped", u, k, len(sent))
