@@ -20,7 +20,8 @@ const burstGroup = unix.RTNLGRP_IPV4_IFADDR
 // overrunENOBUFS: a subscriber whose receive buffer overflows loses the
 // rest of a burst and is told so once; NETLINK_NO_ENOBUFS hides the error
 // but not the loss; a large enough buffer loses nothing; the first loss
-// is reported at once, not at the next. And with
+// is reported at once, not at the next; a buffer is filled to the byte.
+// And with
 // NETLINK_BROADCAST_ERROR a congested listener makes the request whose
 // notification it drops fail with ENOBUFS, although the request took
 // effect: a local listener, or a foreign LISTEN_ALL_NSID one that maps the
@@ -45,7 +46,61 @@ func overrunENOBUFS(t selftests.T) {
 	s := selftests.NewNS(t, "S")
 	overrunBurst(t, s)
 	firstLossReported(t, s)
+	fullBufferHoldsExactly(t, s)
 	broadcastErrorPropagation(t, s)
+}
+
+// fullBufferHoldsExactly: a buffer takes broadcasts up to its size to the
+// byte. u's buffer is set to exactly k times one message's charge (its
+// truesize, read with SO_MEMINFO); k messages fill it to the byte, all
+// queued. What comes next depends on the kernel's rule: since "netlink:
+// Fix rmem check in netlink_broadcast_deliver()" (6.16, and the stable
+// 6.1.y and 6.12.y of mid-2025: 6.1.192 and 6.12.117 have it) a message
+// is queued only if the charge with it stays within the buffer, so the
+// next one is dropped; before it, the charge before it was compared, so
+// the next one was queued and the one after dropped. Either way exactly
+// one is dropped, reported with ENOBUFS, and the rest are queued in order.
+//
+// Kernel: netlink_broadcast_deliver(): rmem =
+// atomic_add_return(skb->truesize, &sk->sk_rmem_alloc); if ((rmem ==
+// skb->truesize || rmem <= rcvbuf) && !test_bit(NETLINK_S_CONGESTED,
+// ...)) queue it, else netlink_overrun() (before: if
+// (atomic_read(&sk->sk_rmem_alloc) <= sk->sk_rcvbuf && ...));
+// sock_setsockopt(SO_RCVBUF): sk_rcvbuf = max(val * 2, SOCK_MIN_RCVBUF).
+func fullBufferHoldsExactly(t selftests.T, s *selftests.NS) {
+	u := s.Socket("full", selftests.Join(burstGroup))
+	sender := s.Socket("full-sender")
+	one := sender.MustMulticast(0, burstGroup)
+	charge := receiveMemory(t, u)
+	u.Expect(one)
+	// Room for at least 8 KiB, above SOCK_MIN_RCVBUF on every kernel.
+	k := (8192 + int(charge) - 1) / int(charge)
+	if err := u.SetReceiveBuffer(k * int(charge) / 2); err != nil {
+		t.Fatalf("%v", err)
+	}
+	if _, rcvbuf, err := u.ReceiveMemory(); err != nil || rcvbuf != uint32(k)*charge {
+		t.Fatalf("%s: SO_RCVBUF %d gave a buffer of %d bytes (%v); want %d, %d messages of %d bytes", u, k*int(charge)/2, rcvbuf, err, k*int(charge), k, charge)
+	}
+	var sent []selftests.Msg
+	for range k {
+		sent = append(sent, sender.MustMulticast(0, burstGroup))
+	}
+	if rmem, rcvbuf, err := u.ReceiveMemory(); err != nil || rmem != rcvbuf {
+		t.Fatalf("%s: %d messages of %d bytes hold %d bytes of a %d-byte buffer (%v); want all queued, the buffer full to the byte", u, k, charge, rmem, rcvbuf, err)
+	}
+	next := sender.MustMulticast(0, burstGroup)
+	drops, err := u.Drops(s.NS)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if drops == 0 {
+		// The rule before 6.16: the charge before the message counted.
+		sent = append(sent, next)
+		sender.MustMulticast(0, burstGroup)
+	}
+	expectDrops(t, s, u, 1)
+	u.ExpectQueued(append([]selftests.Msg{selftests.RecvError(unix.ENOBUFS)}, sent...)...)
+	u.Expect()
 }
 
 // firstLossReported: the very first message a subscriber loses is
