@@ -12,7 +12,8 @@ import (
 
 // setsockoptAddDropMembership: NETLINK_ADD_MEMBERSHIP and
 // NETLINK_DROP_MEMBERSHIP set and clear one bit each: adding twice
-// delivers once, dropping stops delivery, dropping again succeeds. Group 0
+// delivers once, dropping stops delivery, dropping again succeeds;
+// dropping one group leaves the socket's others delivering. Group 0
 // and every group above RTNLGRP_MAX are EINVAL for both. The case joins
 // upward from 33 until EINVAL and requires the last group accepted to be
 // exactly the running kernel's RTNLGRP_MAX (rtnlgrpMax).
@@ -27,8 +28,11 @@ import (
 //
 // Kernel: netlink_setsockopt(): unsigned int val = 0; if (optlen >=
 // sizeof(int) && copy_from_sockptr(&val, ...)); if (!val || val - 1 >= nlk->ngroups)
-// return -EINVAL; netlink_update_socket_mc(): __assign_bit(group - 1,
-// nlk->groups, new); rtnetlink_net_init(): cfg.groups = RTNLGRP_MAX,
+// return -EINVAL; netlink_update_socket_mc(): old = test_bit(group - 1,
+// nlk->groups); subscriptions = nlk->subscriptions - old + new;
+// __assign_bit(group - 1, nlk->groups, new); netlink_update_subscriptions()
+// takes the socket off the multicast list when the count reaches 0;
+// rtnetlink_net_init(): cfg.groups = RTNLGRP_MAX,
 // cfg.flags = NL_CFG_F_NONROOT_RECV, cfg.bind = rtnetlink_bind(), which
 // asks ns_capable(CAP_NET_ADMIN) for the two MROUTE_R groups only.
 func setsockoptAddDropMembership(t selftests.T) {
@@ -57,6 +61,17 @@ func setsockoptAddDropMembership(t selftests.T) {
 	// 4. Drop again: a no-op, not an error.
 	mustLeave(t, j, unix.RTNLGRP_IPV4_IFADDR)
 	expectMemberships(t, j)
+
+	// 4b. Dropping one group leaves the others delivering, whatever the
+	// order they were joined in: the group below joined last, then
+	// dropped. The socket stays on the multicast list while it has any.
+	mustJoin(t, j, unix.RTNLGRP_IPV4_IFADDR)
+	mustJoin(t, j, unix.RTNLGRP_IPV4_IFADDR-1)
+	mustLeave(t, j, unix.RTNLGRP_IPV4_IFADDR-1)
+	expectMemberships(t, j, unix.RTNLGRP_IPV4_IFADDR)
+	e = s.AddAddr()
+	j.Expect(e.NewAddr())
+	mustLeave(t, j, unix.RTNLGRP_IPV4_IFADDR)
 
 	// 5. Out of range.
 	expectInvalidGroup(t, j, 0)
