@@ -17,7 +17,8 @@ import (
 	"nlmcast/selftests/nlsock"
 )
 
-// uevent multicast: NETLINK_KOBJECT_UEVENT has one group, and a device
+// uevent multicast: the kernel sends NETLINK_KOBJECT_UEVENT's uevents to
+// group 1 (its table has 32, netlink_kernel_create()'s least), and a device
 // that is not a network device (here the mem class's "full") announces
 // its uevents to that group of every network namespace the initial user
 // namespace owns.
@@ -29,7 +30,7 @@ const (
 
 // ueventListenerGetsSyntheticEvent: a synthetic uevent (a "change" with a
 // UUID written to a device's uevent file) is multicast to group 1 of
-// NETLINK_KOBJECT_UEVENT, the protocol's only and last group: a member in
+// NETLINK_KOBJECT_UEVENT, the one the kernel uses: a member in
 // S and one in F each get it exactly once, from the kernel (nl_pid 0,
 // nl_groups 1) with root's credentials (SO_PASSCRED), as "change@DEVPATH"
 // and its environment, SYNTH_UUID the one written; a socket of S without
@@ -43,8 +44,7 @@ const (
 // uevent_net_broadcast_untagged(): for each uevent socket on
 // uevent_sock_list (those of namespaces owned by init_user_ns,
 // uevent_net_init()): if (!netlink_has_listeners(uevent_sock, 1))
-// continue, whose check group - 1 < nl_table[].groups (1) admits the
-// last group; netlink_broadcast(uevent_sock, skb_get(skb), 0, 1,
+// continue; netlink_broadcast(uevent_sock, skb_get(skb), 0, 1,
 // GFP_KERNEL), whose 0 (delivered) or -ESRCH (no one) the write turns
 // into its byte count: if (rc) return rc; return count.
 func ueventListenerGetsSyntheticEvent(t selftests.T) {
