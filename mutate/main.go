@@ -17,6 +17,7 @@
 //	go run ./mutate list -src DIR [-set NAME]
 //	go run ./mutate run -src DIR -build DIR -out DIR [-seed N -n N | -ids ID,...] [flags]
 //	go run ./mutate argue -out DIR -config BUILD/.config
+//	go run ./mutate score -out DIR [-with FOLLOW-UP-DIR]...
 //
 // The source file is mutated only while a build runs, and put back on
 // every way out: normal end, error, SIGINT, SIGTERM, SIGHUP; a run killed
@@ -43,6 +44,8 @@ func main() {
 		code = cmdRun(os.Args[2:])
 	case "argue":
 		code = cmdArgue(os.Args[2:])
+	case "score":
+		code = cmdScore(os.Args[2:])
 	default:
 		usage()
 		code = 2
@@ -51,9 +54,10 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, `usage: go run ./mutate prepare|list|run [flags]   (-h after each for its flags)
+	fmt.Fprintln(os.Stderr, `usage: go run ./mutate prepare|list|run|argue|score [flags]   (-h after each for its flags)
   prepare  extract a kernel source tarball, apply patches, git init, configure and build bzImage
   list     print the mutants of a function set
   run      build, boot and classify mutants, writing records to a results directory
-  argue    apply the equivalence arguments to a results directory's survivors`)
+  argue    apply the equivalence arguments to a results directory's survivors
+  score    a campaign's figures and open survivors over its follow-up runs`)
 }
