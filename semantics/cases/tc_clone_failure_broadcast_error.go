@@ -16,16 +16,20 @@ import (
 
 // tcCloneFailureBroadcastError: when the kernel cannot copy a
 // notification for one of its subscribers (the broadcast's skb_clone()
-// fails), that subscriber gets ENOBUFS instead, once, and its drop count
-// rises, and a thread asleep in ppoll() on it wakes with POLLERR; the
-// subscriber before it on the walk got the notification. The
-// request that caused the notification fails with ENOBUFS exactly when
-// the subscriber whose copy failed set NETLINK_BROADCAST_ERROR; tc passes
-// the broadcast's error back to its requester, and the action is there
-// all the same. Two namespaces, each with two RTNLGRP_TC subscribers and
-// a requester that adds a mirred action: in P neither subscriber sets
-// NETLINK_BROADCAST_ERROR (the ACK has errno 0), in E both do (the ACK
-// has ENOBUFS), so whichever the walk reaches second, the rule decides.
+// fails), that subscriber gets ENOBUFS instead, once, and so does every
+// subscriber the walk reaches after it, without a copy tried ("Clone
+// failed. Notify ALL listeners."): their drop counts rise, and threads
+// asleep in ppoll() on them wake with POLLERR; the subscriber before it
+// on the walk got the notification. The request that caused the
+// notification fails with ENOBUFS exactly when the subscriber whose copy
+// failed set NETLINK_BROADCAST_ERROR (the later ones, overrun without a
+// copy tried, do not count); tc passes the broadcast's error
+// back to its requester, and the action is there all the same. Two
+// namespaces, each with three RTNLGRP_TC subscribers and a requester that
+// adds a mirred action: in P no subscriber sets NETLINK_BROADCAST_ERROR
+// (the ACK has errno 0), in E all do (the ACK has ENOBUFS), so whichever
+// the walk reaches second, the rule decides; the first on the walk gets
+// the skb itself, the second the first clone.
 //
 // The failure is made with fail-nth on the requester's thread, as in
 // notification_alloc_failure_enobufs: N = 1, 2, ... until a subscriber
@@ -46,8 +50,9 @@ import (
 // skb_clone() fails -> netlink_overrun() (sk_err ENOBUFS,
 // sk_error_report(), sk_drops + 1),
 // p->failure = 1, and if nlk_test_bit(BROADCAST_SEND_ERROR, sk),
-// p->delivery_failure = 1 -> return -ENOBUFS, which tcf_action_add()
-// returns to netlink_rcv_skb() for the ACK.
+// p->delivery_failure = 1; each later subscriber: if (p->failure) {
+// netlink_overrun(sk); return; } -> return -ENOBUFS, which
+// tcf_action_add() returns to netlink_rcv_skb() for the ACK.
 func tcCloneFailureBroadcastError(t selftests.T) {
 	openFailNth(t)
 	for _, c := range []struct {
@@ -66,7 +71,7 @@ func tcCloneFailureBroadcastError(t selftests.T) {
 		s.CreateTC(rtnl.NewMirredAction(tcAction, tcDev), "the mirred action")
 		s.Do(rtnl.DelMirredAction(tcAction))
 		opts := append([]selftests.Option{selftests.Join(unix.RTNLGRP_TC)}, c.opts...)
-		subs := []*selftests.Sock{s.Socket("a", opts...), s.Socket("b", opts...)}
+		subs := []*selftests.Sock{s.Socket("a", opts...), s.Socket("b", opts...), s.Socket("c", opts...)}
 		requester := s.Socket("requester")
 		req := newArmedRequest(t, requester, rtnl.NewMirredAction(tcAction, tcDev))
 		note := selftests.Msg{Type: unix.RTM_NEWACTION, Seq: req.seq, Pid: requester.Portid(), Group: unix.RTNLGRP_TC,
@@ -76,16 +81,20 @@ func tcCloneFailureBroadcastError(t selftests.T) {
 	}
 }
 
-// cloneFailure searches for the fail-nth that fails the clone for one of
-// subs and checks what it did: that subscriber ENOBUFS, the other the
-// notification, the ACK's errno ackWant, the action there.
+// cloneFailure searches for the fail-nth that fails the clone for the
+// walk's second subscriber and checks what it did: the first subscriber
+// the notification, every other ENOBUFS (the failed clone, then
+// p->failure), the ACK's errno ackWant, the action there. A fail-nth that
+// fails a later clone (the allocations of a try can shift by one, so a
+// pass can step over the second's) leaves more than one subscriber with
+// the notification; the search goes on past it.
 func cloneFailure(t selftests.T, s *selftests.NS, req *armedRequest, subs []*selftests.Sock, note selftests.Msg, ackWant int) {
 	t.Helper()
 	var tried []string
 	pass := 1
 	for n := 1; n <= maxFailNth; n++ {
-		var before [2]uint64
-		var pollers [2]*poller
+		before := make([]uint64, len(subs))
+		pollers := make([]*poller, len(subs))
 		for i, k := range subs {
 			if ev := pollSocket(t, k); ev != 0 {
 				t.Fatalf("%s: before fail-nth %d it holds %s (%s), though it was drained after the try before; tried: %s",
@@ -95,39 +104,39 @@ func cloneFailure(t selftests.T, s *selftests.NS, req *armedRequest, subs []*sel
 			pollers[i] = startPoller(t, k)
 		}
 		a := req.send(t, n)
-		// Which subscriber holds an error, seen without taking it: the
+		// Which subscribers hold an error, seen without taking it: the
 		// pollers must see it first.
-		failed := -1
+		failed := map[int]bool{}
 		for i, k := range subs {
 			if pollSocket(t, k)&unix.POLLERR != 0 {
-				if failed >= 0 {
-					t.Fatalf("netns %s: fail-nth %d: both %s and %s hold an error; want one failed clone, for the subscriber the walk reaches second",
-						s.Name, n, subs[0], subs[1])
-				}
-				failed = i
+				failed[i] = true
 			}
 		}
-		if failed >= 0 {
+		whole := len(failed) == len(subs)-1
+		if whole {
 			checkPollers(t, pollers, subs, failed)
 		}
 		for _, p := range pollers {
 			p.stop(t)
 		}
-		var got [2][]selftests.Line
-		var errs [2]error
+		got := make([][]selftests.Line, len(subs))
+		errs := make([]error, len(subs))
 		for i, k := range subs {
 			got[i], errs[i] = k.Transcript()
 		}
-		if failed < 0 {
-			if a.fired {
+		if !whole {
+			switch {
+			case len(failed) > 0:
+				tried = append(tried, fmt.Sprintf("%d: %d of %d subscribers with an error (a later clone failed)", n, len(failed), len(subs)))
+			case a.fired:
 				tried = append(tried, fmt.Sprintf("%d: %s", n, a))
-			} else {
+			default:
 				// Every allocation succeeded: the request's effect
 				// and notifications are whole, and go like any other
 				// try's.
 				tried = append(tried, fmt.Sprintf("%d: did not fire", n))
 			}
-			// Back to no action, both queues empty.
+			// Back to no action, the queues empty.
 			if _, err := s.Ctl.Do(rtnl.DelMirredAction(tcAction)); err != nil && !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.EINVAL) {
 				t.Fatalf("netns %s: after fail-nth %d: %v", s.Name, n, err)
 			}
@@ -138,8 +147,8 @@ func cloneFailure(t selftests.T, s *selftests.NS, req *armedRequest, subs []*sel
 			}
 			if !a.fired {
 				if pass == cloneFailurePasses {
-					t.Fatalf("netns %s: in %d passes over fail-nth 1, 2, ... until one did not fire (the RTM_NEWACTION made fewer allocations), no clone of its notification failed; tried: %s",
-						s.Name, pass, strings.Join(tried, "; "))
+					t.Fatalf("netns %s: in %d passes over fail-nth 1, 2, ... until one did not fire (the RTM_NEWACTION made fewer allocations), no failed clone left all but one of the %d subscribers with an error (the walk's second clone failed, and p->failure for the rest); tried: %s",
+						s.Name, pass, len(subs), strings.Join(tried, "; "))
 				}
 				pass++
 				tried = append(tried, fmt.Sprintf("pass %d", pass))
@@ -148,23 +157,27 @@ func cloneFailure(t selftests.T, s *selftests.NS, req *armedRequest, subs []*sel
 			continue
 		}
 		if !a.fired {
-			t.Fatalf("netns %s: fail-nth %d did not fire, yet %s holds an error", s.Name, n, subs[failed])
+			t.Fatalf("netns %s: fail-nth %d did not fire, yet %d subscribers hold an error", s.Name, n, len(failed))
 		}
-		other := 1 - failed
 		if selftests.Verbose() {
-			t.Logf("netns %s: fail-nth %d (pass %d) failed the clone for %s; before it: %s", s.Name, n, pass, subs[failed], strings.Join(tried, "; "))
+			t.Logf("netns %s: fail-nth %d (pass %d) failed the walk's second clone; before it: %s", s.Name, n, pass, strings.Join(tried, "; "))
 		}
-		subs[failed].ExpectLines(got[failed], errs[failed], selftests.RecvError(unix.ENOBUFS))
-		subs[other].ExpectLines(got[other], errs[other], note)
-		if d := drops(t, s, subs[failed]); d != before[failed]+1 {
-			t.Errorf("%s: Drops went from %d to %d; want one more: the failed clone is an overrun", subs[failed], before[failed], d)
-		}
-		if d := drops(t, s, subs[other]); d != before[other] {
-			t.Errorf("%s: Drops went from %d to %d; want no change: it got the notification", subs[other], before[other], d)
+		for i, k := range subs {
+			if failed[i] {
+				k.ExpectLines(got[i], errs[i], selftests.RecvError(unix.ENOBUFS))
+				if d := drops(t, s, k); d != before[i]+1 {
+					t.Errorf("%s: Drops went from %d to %d; want one more: a failed clone, or a subscriber after it, is an overrun", k, before[i], d)
+				}
+				continue
+			}
+			k.ExpectLines(got[i], errs[i], note)
+			if d := drops(t, s, k); d != before[i] {
+				t.Errorf("%s: Drops went from %d to %d; want no change: it got the notification", k, before[i], d)
+			}
 		}
 		if a.sendErr != nil || a.recvErr != nil || a.ackErrno != ackWant {
-			t.Errorf("netns %s: RTM_NEWACTION with fail-nth %d: %s; want an ACK with errno %d (%s had NETLINK_BROADCAST_ERROR: %v)",
-				s.Name, n, a, ackWant, subs[failed], ackWant != 0)
+			t.Errorf("netns %s: RTM_NEWACTION with fail-nth %d: %s; want an ACK with errno %d (the subscriber whose copy failed had NETLINK_BROADCAST_ERROR: %v)",
+				s.Name, n, a, ackWant, ackWant != 0)
 		}
 		expectMirredAction(t, s, true)
 		return
@@ -193,16 +206,16 @@ func pollSocket(t selftests.T, k *selftests.Sock) int16 {
 	}
 }
 
-// checkPollers checks how the threads asleep in ppoll() on subs woke: the
-// one whose clone failed with POLLERR alone (netlink_overrun() ->
-// sk_error_report(): its queue is empty), the other with POLLIN (the
+// checkPollers checks how the threads asleep in ppoll() on subs woke:
+// those in failed with POLLERR alone (netlink_overrun() ->
+// sk_error_report(): their queues are empty), the other with POLLIN (the
 // notification).
-func checkPollers(t selftests.T, pollers [2]*poller, subs []*selftests.Sock, failed int) {
+func checkPollers(t selftests.T, pollers []*poller, subs []*selftests.Sock, failed map[int]bool) {
 	t.Helper()
 	for i, p := range pollers {
 		r, woken := p.wait(t, pollerDeadline)
 		want, not := int16(unix.POLLIN), int16(unix.POLLERR)
-		if i == failed {
+		if failed[i] {
 			want, not = unix.POLLERR, unix.POLLIN
 		}
 		switch {
