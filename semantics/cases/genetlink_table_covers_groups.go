@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"unsafe"
 
@@ -28,8 +29,10 @@ import (
 // nlctrl's CTRL_CMD_GETFAMILY dump: a socket that joined a group reports
 // (NETLINK_LIST_MEMBERSHIPS with optlen 0) a table of at least the
 // highest id's bits, a whole number of longs when another family has
-// groups; the table's last group can be joined and the one after is
-// EINVAL; and the highest id can be joined.
+// groups, and on a kernel without modules (no /proc/modules: no family
+// ever unregisters) exactly 32 groups or the longs that cover the highest
+// id; the table's last group can be joined and the one after is EINVAL;
+// and the highest id can be joined.
 //
 // Kernel: genl_init(): genl_register_family(&genl_ctrl) before
 // register_pernet_subsys(&genl_pernet_ops); genl_pernet_init():
@@ -69,6 +72,20 @@ func genetlinkTableCoversGroups(t selftests.T) {
 	case len(others) > 0 && (size < long || size%long != 0):
 		t.Errorf("%s: NETLINK_GENERIC's table is %d bytes, not a whole number of %d-byte longs, although %v registered groups after nlctrl (genl_validate_assign_mc_groups() -> __netlink_change_ngroups(mc_groups_longs * BITS_PER_LONG))",
 			g, size, long, others)
+	}
+	// Without modules no family ever unregisters, so the table is exactly
+	// what the families listed made it: 32 groups if nlctrl is alone,
+	// else the longs that cover the highest id ever given.
+	if _, err := os.Stat("/proc/modules"); errors.Is(err, os.ErrNotExist) {
+		want := uint32(32)
+		if len(others) > 0 {
+			bits := uint32(8 * long)
+			want = (highest + 1 + bits - 1) / bits * bits
+		}
+		if table != want {
+			t.Errorf("%s: NETLINK_GENERIC's table has %d groups; a kernel without modules, whose families with groups besides nlctrl are %v (highest id %d), makes it exactly %d",
+				g, table, others, highest, want)
+		}
 	}
 	t.Logf("NETLINK_GENERIC: %d groups, highest id %d, families with groups besides nlctrl: %v", table, highest, others)
 
