@@ -49,7 +49,7 @@ const (
 // into its byte count: if (rc) return rc; return count.
 func ueventListenerGetsSyntheticEvent(t selftests.T) {
 	if !selftests.InInitialUserNS() {
-		t.Skipf("uevents reach only namespaces the initial user namespace owns (uevent_net_init()), and this program runs in another")
+		t.Skipf("needs the initial user namespace: uevents reach only the network namespaces it owns (uevent_net_init()), and this process is root of a child user namespace only")
 	}
 	if _, err := os.Stat(ueventFile); err != nil {
 		t.Skipf("no uevent file to write: %v (needs sysfs at /sys and the mem class's \"full\" device)", err)
