@@ -339,34 +339,27 @@ type Datagram struct {
 // ErrEmpty is returned by Recv when nothing is queued.
 var ErrEmpty = errors.New("receive queue empty")
 
-// Recv reads one datagram without blocking. It returns ErrEmpty when the
-// queue is empty and the socket error (e.g. unix.ENOBUFS after an overrun)
-// when the kernel reports one. A truncated datagram or control message is an
-// error: the test would otherwise judge a partial transcript.
+// Recv reads one datagram without blocking (RecvPayload) and parses its
+// netlink messages. It returns ErrEmpty when the queue is empty and the
+// socket error (e.g. unix.ENOBUFS after an overrun) when the kernel reports
+// one.
 func (s *Socket) Recv() (Datagram, error) {
-	n, oob, from, err := s.recvmsg(0)
-	switch {
-	case errors.Is(err, unix.EAGAIN):
-		return Datagram{}, ErrEmpty
-	case err != nil:
+	payload, d, err := s.RecvPayload()
+	if err != nil {
 		return Datagram{}, err
 	}
-	var d Datagram
-	d.FromPid, d.FromMask = from.Pid, from.Groups
-	if err := d.parseControl(oob); err != nil {
-		return Datagram{}, s.wrap("control messages", err)
-	}
-	if d.Msgs, err = ParseMessages(bytes.Clone(s.buf[:n])); err != nil {
+	if d.Msgs, err = ParseMessages(payload); err != nil {
 		return Datagram{}, s.wrap("parse", err)
 	}
 	return d, nil
 }
 
-// RecvPayload reads one datagram without blocking as Recv does (the
-// sender's address and the control messages checked, truncation refused)
-// but returns its bytes unparsed, for a protocol whose datagrams are not
-// netlink messages: NETLINK_KOBJECT_UEVENT's "ACTION@DEVPATH\0KEY=VALUE\0..."
-// text. d has no Msgs.
+// RecvPayload reads one datagram without blocking: its sender's address
+// and control messages checked, its bytes unparsed (d has no Msgs), for a
+// protocol whose datagrams are not netlink messages too:
+// NETLINK_KOBJECT_UEVENT's "ACTION@DEVPATH\0KEY=VALUE\0..." text. A
+// truncated datagram or control message is an error: the test would
+// otherwise judge a partial transcript.
 func (s *Socket) RecvPayload() (payload []byte, d Datagram, err error) {
 	n, oob, from, err := s.recvmsg(0)
 	switch {
