@@ -66,18 +66,11 @@ func dumpContinuationENOBUFS(t selftests.T) {
 		t.Fatalf("%s: sk_rmem_alloc %d after the multicast, %d before: the notification was not queued under a 1 MiB buffer", d, queued, t1)
 	}
 	tN := queued - t1
-	if err := d.SetReceiveBuffer(int(tN)); err != nil {
-		t.Fatalf("%v", err)
+	if t1 <= tN {
+		t.Fatalf("%s: setup: the dump's first part charges %d bytes and the notification %d; want the part larger", d, t1, tN)
 	}
-	_, rcvbuf, err := d.ReceiveMemory()
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	if rcvbuf != 2*tN || t1 <= tN {
-		t.Fatalf("%s: setup: the dump's first part charges %d bytes and the notification %d; SO_RCVBUF %d gave sk_rcvbuf %d, want %d, and the part larger than the notification",
-			d, t1, tN, tN, rcvbuf, 2*tN)
-	}
-	t.Logf("%s: the dump's first part charges %d bytes, the notification %d; sk_rcvbuf lowered to %d", d, t1, tN, rcvbuf)
+	setReceiveBuffer(t, d, 2*tN)
+	t.Logf("%s: the dump's first part charges %d bytes, the notification %d; sk_rcvbuf lowered to %d", d, t1, tN, 2*tN)
 	epfd := epollForErrors(t, d)
 
 	// The first part: addresses only, no NLMSG_DONE.
@@ -117,7 +110,7 @@ func dumpContinuationENOBUFS(t selftests.T) {
 	}
 	if len(trail) > 0 {
 		t.Errorf("%s: after the dump's first part (%d bytes charged) with a multicast (%d bytes) queued behind it and sk_rcvbuf %d:\n\t%s",
-			d, t1, tN, rcvbuf, strings.Join(trail, "\n\t"))
+			d, t1, tN, 2*tN, strings.Join(trail, "\n\t"))
 	}
 	if !slices.EqualFunc(got, want, rtnl.Addr.Equal) {
 		t.Errorf("%s: the dump across the ENOBUFS listed %d addresses:\n\t%v\nwant the reference dump's %d:\n\t%v", d, len(got), got, len(want), want)
@@ -135,6 +128,20 @@ func receiveMemory(t selftests.T, s *selftests.Sock) uint32 {
 		t.Fatalf("%v", err)
 	}
 	return rmem
+}
+
+// setReceiveBuffer sets s's sk_rcvbuf to exactly size bytes, an even
+// number (SO_RCVBUF doubles the value it is given), and checks that the
+// kernel took it as it is: not capped at rmem_max, not raised to
+// SOCK_MIN_RCVBUF.
+func setReceiveBuffer(t selftests.T, s *selftests.Sock, size uint32) {
+	t.Helper()
+	if err := s.SetReceiveBuffer(int(size / 2)); err != nil {
+		t.Fatalf("%v", err)
+	}
+	if _, rcvbuf, err := s.ReceiveMemory(); err != nil || rcvbuf != size {
+		t.Fatalf("%s: setup: SO_RCVBUF %d gave sk_rcvbuf %d (%v), want %d", s, size/2, rcvbuf, err, size)
+	}
 }
 
 // epollForErrors registers s with a new epoll instance for EPOLLERR

@@ -151,12 +151,6 @@ func halfFull(t selftests.T, n *selftests.NS, group uint32) (*selftests.Sock, se
 	t.Helper()
 	half := n.Socket("half", selftests.Join(group, burstGroup))
 	m := n.Socket("half-filler").MustMulticastPayload(burstGroup, 1024)
-	charged := receiveMemory(t, half)
-	if err := half.SetReceiveBuffer(int(charged)); err != nil {
-		t.Fatalf("%v", err)
-	}
-	if _, rcvbuf, err := half.ReceiveMemory(); err != nil || rcvbuf != 2*charged {
-		t.Fatalf("%s: setup: SO_RCVBUF %d gave sk_rcvbuf %d (%v), want %d", half, charged, rcvbuf, err, 2*charged)
-	}
+	setReceiveBuffer(t, half, 2*receiveMemory(t, half))
 	return half, m
 }

@@ -75,12 +75,7 @@ func fullBufferHoldsExactly(t selftests.T, s *selftests.NS) {
 	u.Expect(one)
 	// Room for at least 8 KiB, above SOCK_MIN_RCVBUF on every kernel.
 	k := (8192 + int(charge) - 1) / int(charge)
-	if err := u.SetReceiveBuffer(k * int(charge) / 2); err != nil {
-		t.Fatalf("%v", err)
-	}
-	if _, rcvbuf, err := u.ReceiveMemory(); err != nil || rcvbuf != uint32(k)*charge {
-		t.Fatalf("%s: SO_RCVBUF %d gave a buffer of %d bytes (%v); want %d, %d messages of %d bytes", u, k*int(charge)/2, rcvbuf, err, k*int(charge), k, charge)
-	}
+	setReceiveBuffer(t, u, uint32(k)*charge)
 	var sent []selftests.Msg
 	for range k {
 		sent = append(sent, sender.MustMulticast(0, burstGroup))
@@ -89,11 +84,7 @@ func fullBufferHoldsExactly(t selftests.T, s *selftests.NS) {
 		t.Fatalf("%s: %d messages of %d bytes hold %d bytes of a %d-byte buffer (%v); want all queued, the buffer full to the byte", u, k, charge, rmem, rcvbuf, err)
 	}
 	next := sender.MustMulticast(0, burstGroup)
-	drops, err := u.Drops(s.NS)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	if drops == 0 {
+	if drops(t, s, u) == 0 {
 		// The rule before 6.16: the charge before the message counted.
 		sent = append(sent, next)
 		sender.MustMulticast(0, burstGroup)
@@ -122,23 +113,18 @@ func firstLossReported(t selftests.T, s *selftests.NS) {
 	// error report, not by the data that filled the queue.
 	epfd := epollForErrors(t, u)
 	var sent []selftests.Msg
-	for drops := uint64(0); drops == 0; {
+	for lost := uint64(0); lost == 0; {
 		if len(sent) == selftests.BurstSize {
 			t.Fatalf("%s: %d messages sent one at a time to a minimal receive buffer and none dropped", u, len(sent))
 		}
 		sent = append(sent, sender.MustMulticast(0, burstGroup))
-		var err error
-		if drops, err = u.Drops(s.NS); err != nil {
-			t.Fatalf("%v", err)
-		}
-		if drops > 1 {
-			t.Fatalf("%s: one message sent and %d dropped", u, drops)
+		if lost = drops(t, s, u); lost > 1 {
+			t.Fatalf("%s: one message sent and %d dropped", u, lost)
 		}
 	}
-	fds := []unix.PollFd{{Fd: int32(u.FD())}}
-	if n, err := unix.Poll(fds, 0); err != nil || n != 1 || fds[0].Revents&unix.POLLERR == 0 {
-		t.Errorf("%s: after its first lost message (message %d): poll() %d, revents %#x, %v; want POLLERR: ENOBUFS pending at the first loss",
-			u, len(sent), n, fds[0].Revents, err)
+	if ev := pollSocket(t, u); ev&unix.POLLERR == 0 {
+		t.Errorf("%s: after its first lost message (message %d): poll() says %s; want POLLERR: ENOBUFS pending at the first loss",
+			u, len(sent), pollEvents(ev))
 	}
 	if !epollErrors(t, epfd) {
 		t.Errorf("%s: after its first lost message: epoll for EPOLLERR not woken; want the error reported with a wake-up (sk_error_report())", u)
@@ -174,11 +160,7 @@ func overrunBurst(t selftests.T, s *selftests.NS) {
 
 func expectDrops(t selftests.T, n *selftests.NS, s *selftests.Sock, want uint64) {
 	t.Helper()
-	got, err := s.Drops(n.NS)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
-	if got != want {
+	if got := drops(t, n, s); got != want {
 		t.Errorf("%s: Drops in /proc/thread-self/net/netlink is %d, want %d", s, got, want)
 	}
 }
