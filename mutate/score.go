@@ -65,17 +65,17 @@ func overlay(base resultsDir, followUps []resultsDir) (campaign, map[string]scor
 func writeScore(w io.Writer, base resultsDir, c campaign, final map[string]scored) {
 	counts := map[string]int{}
 	byTier := map[string]int{}
-	own := 0
+	n, own := 0, 0 // caught: all, and by the campaign's own records
 	for _, s := range final {
 		counts[s.rec.Status]++
 		if caught(s.rec.Status) {
+			n++
 			byTier[s.rec.DecidedBy]++
 			if s.run == filepath.Base(base.dir) {
 				own++
 			}
 		}
 	}
-	n := counts[statusKilled] + counts[statusCrashed] + counts[statusHung]
 	live := n + counts[statusSurvived]
 	fmt.Fprintf(w, "%s: %d of %d recorded\n", filepath.Base(base.dir), len(final), len(c.Sample))
 	fmt.Fprintf(w, "killed %d, crashed %d, hung %d; equivalent %d; build-failure %d; survived %d\n",
