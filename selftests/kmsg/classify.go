@@ -126,11 +126,31 @@ type splitter struct {
 	done     []Report
 }
 
+// kmemleakVerbose is the prefix of every line kmemleak prints for a
+// suspect when booted or set with kmemleak.verbose=1 (its pr_fmt): the
+// listing's own lines after it.
+const kmemleakVerbose = "kmemleak: "
+
+// kmemleakSummary is the line kmemleak prints after a scan that found new
+// suspects, after their listing when it is verbose.
+var kmemleakSummary = regexp.MustCompile(`^kmemleak: \d+ new suspected memory leaks`)
+
 // line feeds one message (without any record or console prefix).
 func (s *splitter) line(msg string) {
+	if rest, ok := strings.CutPrefix(msg, kmemleakVerbose); ok &&
+		(strings.HasPrefix(rest, "unreferenced object 0x") || strings.HasPrefix(rest, " ")) {
+		msg = rest
+	}
 	if t := classify(msg); t != nil {
 		if s.open != nil && len(s.open.Lines) < joinWindow && follows(s.open.Kind, t.kind) {
 			s.add(msg)
+			return
+		}
+		// The summary after a verbose listing ends the last suspect's
+		// report; on its own (not verbose) it is the report.
+		if s.open != nil && s.open.Kind == "kmemleak" && kmemleakSummary.MatchString(msg) {
+			s.add(msg)
+			s.flush()
 			return
 		}
 		s.flush()

@@ -302,3 +302,53 @@ func TestStripPrefix(t *testing.T) {
 		}
 	}
 }
+
+// kmemleak with kmemleak.verbose=1 prints each new suspect as it finds it,
+// every line behind its "kmemleak: " prefix, and then its summary (the
+// format of print_unreferenced() and kmemleak_scan() in mm/kmemleak.c).
+const kmemleakVerboseScan = `[   61.101000] kmemleak: unreferenced object 0xffff888004a1c000 (size 232):
+[   61.101001] kmemleak:   comm "netlink_mcast_s", pid 95, jiffies 4294703338 (age 5.120s)
+[   61.101002] kmemleak:   hex dump (first 32 bytes):
+[   61.101003] kmemleak:     00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00  ................
+[   61.101004] kmemleak:   backtrace:
+[   61.101005] kmemleak:     [<000000008c1d2e3f>] kmem_cache_alloc+0x16d/0x2e0
+[   61.101006] kmemleak:     [<00000000a1b2c3d4>] skb_clone+0x10b/0x2e0
+[   61.101007] kmemleak:     [<00000000b2c3d4e5>] netlink_broadcast+0x4a1/0x8d0
+[   61.101008] kmemleak:     [<00000000c3d4e5f6>] netlink_sendmsg+0x59c/0x780
+[   61.101009] kmemleak: unreferenced object 0xffff888004a1d000 (size 64):
+[   61.101010] kmemleak:   comm "netlink_mcast_s", pid 97, jiffies 4294703340 (age 5.112s)
+[   61.101011] kmemleak:   hex dump (first 32 bytes):
+[   61.101012] kmemleak:     6b 6b 6b 6b 6b 6b 6b 6b 6b 6b 6b 6b 6b 6b 6b 6b  kkkkkkkkkkkkkkkk
+[   61.101013] kmemleak:   backtrace:
+[   61.101014] kmemleak:     [<000000008c1d2e3f>] __kmalloc+0x4a/0x130
+[   61.101015] kmemleak:     [<00000000d4e5f6a7>] genl_start+0x6b/0x1d0
+[   61.101016] kmemleak:     [<00000000e5f6a7b8>] __netlink_dump_start+0x1b4/0x2a0
+[   61.101017] kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)
+[   61.101018] ok 3 next case`
+
+// Each suspect kmemleak prints is a report of its own, named by its
+// allocation stack; the summary closes the last, and stands alone only
+// where the suspects were not printed.
+func TestScanKmemleakVerbose(t *testing.T) {
+	got := Scan(lines(kmemleakVerboseScan))
+	want := []string{
+		"kmemleak: kmem_cache_alloc:skb_clone:netlink_broadcast:netlink_sendmsg",
+		"kmemleak: __kmalloc:genl_start:__netlink_dump_start",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("Scan found %d reports, want %d: %q", len(got), len(want), got)
+	}
+	for i, r := range got {
+		if r.Kind != "kmemleak" || r.Fingerprint() != want[i] {
+			t.Errorf("report %d: %s %q, want kmemleak %q", i, r.Kind, r.Fingerprint(), want[i])
+		}
+	}
+	if s := got[0].String(); s != "kmemleak: unreferenced object 0xffff888004a1c000 (size 232):" {
+		t.Errorf("first report's title %q", s)
+	}
+
+	alone := Scan(lines("[   61.101017] kmemleak: 1 new suspected memory leaks (see /sys/kernel/debug/kmemleak)"))
+	if len(alone) != 1 || alone[0].Kind != "kmemleak" || alone[0].Fingerprint() != "kmemleak: (no stack)" {
+		t.Errorf("summary alone: %q, want one kmemleak report without a stack", alone)
+	}
+}
