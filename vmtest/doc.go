@@ -40,6 +40,16 @@
 //	  | WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10
 //	vmtest: FAIL: the guest kernel logged 1 kernel report (WARNING), although every program passed
 //
+// Where the kernel has kmemleak (CONFIG_DEBUG_KMEMLEAK), the init checks
+// for leaks around each program as netdev's CI does around each test: it
+// clears the suspects before the program, and after it scans, waits until
+// 5 s (kmemleak's minimum age) have passed since the program ended, scans
+// again and counts the suspects, with kmemleak.verbose set so that each is
+// printed on the console with its allocation stack, a kernel report like
+// any other. stderr says "nlmc-vmtest: kmemleak: 0 suspected leaks after
+// PROGRAM (scanned in 9.3s)"; a count the console did not show fails the
+// run too. debugfs is mounted only for these steps.
+//
 // The kernel runs with loglevel=7 so that reports logged below KERN_ERR
 // (WARN, lockdep) reach the console. The programs' output never goes to the
 // console, so a program printing "WARNING: ..." cannot pass for a report.

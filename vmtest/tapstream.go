@@ -23,6 +23,14 @@ type tapRelay struct {
 
 	taintSeen               bool   // the init reported the taint mask
 	taintBefore, taintAfter uint64 // when the init started, after the programs
+
+	leaks []programLeaks // kmemleak's suspects after each program, where it ran
+}
+
+// programLeaks is what the kernel's leak detector suspected after a program.
+type programLeaks struct {
+	program  string
+	suspects int
 }
 
 func (t *tapRelay) line(s string) {
@@ -32,6 +40,11 @@ func (t *tapRelay) line(s string) {
 	}
 	if before, after, ok := protocol.ParseTaintLine(s); ok {
 		t.taintSeen, t.taintBefore, t.taintAfter = true, before, after
+		return
+	}
+	if program, n, ok := protocol.ParseKmemleakLine(s); ok {
+		t.leaks = append(t.leaks, programLeaks{program, n})
+		fmt.Fprintln(t.diag, s)
 		return
 	}
 	switch {

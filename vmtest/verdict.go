@@ -61,10 +61,31 @@ func kernelReports(c *consoleWatcher, t *tapRelay) (reports []kmsg.Report, notes
 	if t.taintSeen {
 		reports = append(reports, kmsg.TaintReports(t.taintBefore, t.taintAfter)...)
 	}
+	reports = append(reports, unloggedLeaks(reports, t.leaks)...)
 	reports = kmsg.Sift(reports, func(format string, args ...any) {
 		notes = append(notes, fmt.Sprintf(format, args...))
 	})
 	return reports, notes, gaps
+}
+
+// unloggedLeaks is a report for each program after which kmemleak listed
+// suspects while the console showed no kmemleak report: the detector prints
+// "N new suspected memory leaks" on every scan that finds some, so only a
+// console that lost it would leave a leak unseen without this.
+func unloggedLeaks(console []kmsg.Report, leaks []programLeaks) []kmsg.Report {
+	for _, r := range console {
+		if r.Kind == "kmemleak" {
+			return nil
+		}
+	}
+	var reports []kmsg.Report
+	for _, l := range leaks {
+		if l.suspects > 0 {
+			reports = append(reports, kmsg.Report{Kind: "kmemleak", Lines: []string{
+				fmt.Sprintf("kmemleak listed %d suspected leaks after %s, and the console showed none", l.suspects, l.program)}})
+		}
+	}
+	return reports
 }
 
 // verdict turns a boot into the command's exit status and, when the suites'

@@ -225,3 +225,39 @@ func TestKCSANRaceOutsideNetworkingOnTheConsole(t *testing.T) {
 		}
 	}
 }
+
+// Suspects kmemleak listed after a program fail the run: through the
+// console's report of them, or, where the console showed none, through a
+// report vmtest makes of the init's count.
+func TestKmemleakSuspectsFailTheRun(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		console []string
+		count   int
+		want    string // the one report's String
+	}{
+		{"console and count", []string{"[   61.101017] kmemleak: 1 new suspected memory leaks (see /sys/kernel/debug/kmemleak)"}, 1,
+			"kmemleak: 1 new suspected memory leaks (see /sys/kernel/debug/kmemleak)"},
+		{"count alone", nil, 2, "kmemleak listed 2 suspected leaks after netlink_mcast_semantics, and the console showed none"},
+		{"none", nil, 0, ""},
+	} {
+		c := &consoleWatcher{diag: io.Discard}
+		for _, l := range tt.console {
+			c.line(l)
+		}
+		var diag strings.Builder
+		tap := &tapRelay{out: io.Discard, diag: &diag, opened: true, exitSeen: true}
+		tap.line(protocol.KmemleakLine("netlink_mcast_semantics", tt.count, time.Second))
+		if !strings.Contains(diag.String(), "suspected leaks after netlink_mcast_semantics") {
+			t.Errorf("%s: the count is not shown: %q", tt.name, diag.String())
+		}
+		reports, _, _ := kernelReports(c, tap)
+		status, problem := verdict(bootOutcome{console: c, tap: tap, reports: reports})
+		switch {
+		case tt.want == "" && (status != 0 || len(reports) != 0):
+			t.Errorf("%s: verdict %d, %q, reports %q; want a pass", tt.name, status, problem, reports)
+		case tt.want != "" && (status != 1 || len(reports) != 1 || reports[0].String() != tt.want):
+			t.Errorf("%s: verdict %d, %q, reports %q; want a failure for %q", tt.name, status, problem, reports, tt.want)
+		}
+	}
+}

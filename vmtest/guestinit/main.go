@@ -98,6 +98,13 @@ func (g *guest) run() {
 	}
 	r := &runner{tap: tap, args: cfg.args, progArgs: cfg.progArgs, netns: cfg.netns,
 		timeout: cfg.timeout, killGrace: defaultKillGrace}
+	if k, none, err := findKmemleak(); err != nil {
+		g.logf("no leak check: %v", err)
+	} else if k == nil {
+		g.logf("no leak check: %s", none)
+	} else {
+		r.leaks = k
+	}
 	g.status = r.runAll(programs)
 	taintAfter, err := kmsg.ReadTaint()
 	if err != nil {

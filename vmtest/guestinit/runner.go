@@ -41,6 +41,7 @@ type runner struct {
 	netns     bool                // each program in a network namespace of its own
 	timeout   time.Duration
 	killGrace time.Duration
+	leaks     leakWatch // nil where the kernel has no leak detector
 }
 
 // result is how one program ended.
@@ -58,11 +59,41 @@ func (r *runner) runAll(programs []string) int {
 	for i, path := range programs {
 		name := filepath.Base(path)
 		r.println(protocol.ProgramHeader + name)
+		watching := r.startLeakWatch(name)
 		res := r.runOne(path)
+		ended := time.Now()
 		r.println(resultLine(i+1, name, res, r.timeout))
+		if watching {
+			r.reportLeaks(name, ended)
+		}
 		results = append(results, res)
 	}
 	return overallStatus(results)
+}
+
+// startLeakWatch has the leak detector forget what it suspected before
+// the program, so that what it reports after is the program's.
+func (r *runner) startLeakWatch(name string) bool {
+	if r.leaks == nil {
+		return false
+	}
+	if err := r.leaks.before(); err != nil {
+		r.println(fmt.Sprintf("%sno leak check for %s: %v", protocol.MarkerPrefix, name, err))
+		return false
+	}
+	return true
+}
+
+// reportLeaks tells the host what the leak detector suspects after the
+// program: the host fails the run on a suspect.
+func (r *runner) reportLeaks(name string, ended time.Time) {
+	start := time.Now()
+	n, err := r.leaks.after(ended)
+	if err != nil {
+		r.println(fmt.Sprintf("%sno leak check for %s: %v", protocol.MarkerPrefix, name, err))
+		return
+	}
+	r.println(protocol.KmemleakLine(name, n, time.Since(start)))
 }
 
 func (r *runner) println(line string) {

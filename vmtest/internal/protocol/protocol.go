@@ -128,6 +128,36 @@ func ParseTaintLine(line string) (before, after uint64, ok bool) {
 	return before, after, true
 }
 
+// kmemleakPrefix starts the line that reports, after a program, how many
+// objects the kernel's leak detector suspects leaked while it ran, as
+// "kmemleak: 2 suspected leaks after netlink_mcast_semantics (scanned in
+// 7.1s)".
+const kmemleakPrefix = MarkerPrefix + "kmemleak: "
+
+// KmemleakLine is the marker that reports kmemleak's suspects after a
+// program, and how long the check took.
+func KmemleakLine(program string, suspects int, took time.Duration) string {
+	return fmt.Sprintf("%s%d suspected leaks after %s (scanned in %.1fs)", kmemleakPrefix, suspects, program, took.Seconds())
+}
+
+// ParseKmemleakLine returns what a KmemleakLine carries.
+func ParseKmemleakLine(line string) (program string, suspects int, ok bool) {
+	rest, found := strings.CutPrefix(line, kmemleakPrefix)
+	if !found {
+		return "", 0, false
+	}
+	n, program, found := strings.Cut(rest, " suspected leaks after ")
+	program, _, _ = strings.Cut(program, " (")
+	if !found || program == "" {
+		return "", 0, false
+	}
+	suspects, err := strconv.Atoi(n)
+	if err != nil || suspects < 0 {
+		return "", 0, false
+	}
+	return program, suspects, true
+}
+
 // EncodeArgs renders args as the contents of ArgsFile.
 func EncodeArgs(args []string) ([]byte, error) {
 	var b strings.Builder

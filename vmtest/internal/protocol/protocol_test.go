@@ -5,6 +5,7 @@ package protocol
 import (
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestExitLineRoundTrip(t *testing.T) {
@@ -73,6 +74,27 @@ func TestLastParam(t *testing.T) {
 	} {
 		if got, ok := LastParam(tt.cmdline, "nlmc.netns"); got != tt.want || ok != tt.ok {
 			t.Errorf("LastParam(%q) = %q, %v; want %q, %v", tt.cmdline, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestKmemleakLineRoundTrip(t *testing.T) {
+	line := KmemleakLine("netlink_mcast_semantics", 2, 7140*time.Millisecond)
+	if line != "nlmc-vmtest: kmemleak: 2 suspected leaks after netlink_mcast_semantics (scanned in 7.1s)" {
+		t.Errorf("KmemleakLine = %q", line)
+	}
+	program, n, ok := ParseKmemleakLine(line)
+	if !ok || program != "netlink_mcast_semantics" || n != 2 {
+		t.Errorf("ParseKmemleakLine(%q) = %q, %d, %v", line, program, n, ok)
+	}
+	for _, bad := range []string{
+		"nlmc-vmtest: kmemleak: x suspected leaks after a",
+		"nlmc-vmtest: kmemleak: -1 suspected leaks after a",
+		"nlmc-vmtest: kmemleak: 1 suspected leaks after ",
+		"nlmc-vmtest: no leak check for a: kmemleak: scan: operation not permitted",
+	} {
+		if _, _, ok := ParseKmemleakLine(bad); ok {
+			t.Errorf("ParseKmemleakLine(%q) accepted it", bad)
 		}
 	}
 }
