@@ -190,6 +190,13 @@ var failslabForFailNth = [][2]string{
 // where a thread armed fail-nth, and only this case's request threads do.
 func openFailNth(t selftests.T) {
 	t.Helper()
+	openFailNthWith(t, failslabForFailNth)
+}
+
+// openFailNthWith is openFailNth with failslab set to settings (each a
+// file of failslab's and its value) instead of failslabForFailNth.
+func openFailNthWith(t selftests.T, settings [][2]string) {
+	t.Helper()
 	if _, err := os.Stat(failNthFile); err != nil {
 		t.Skipf("no %s (%v): the kernel lacks CONFIG_FAULT_INJECTION, with which the case makes a notification's allocation fail", failNthFile, err)
 	}
@@ -206,7 +213,7 @@ func openFailNth(t selftests.T) {
 		t.Fatalf("%v", err)
 	}
 	t.Cleanup(unlock) // after the settings are put back: cleanups run last-in first-out
-	knobs, where, skip, err := openFailslab()
+	knobs, where, skip, err := openFailslab(settings)
 	if skip != "" {
 		t.Skipf("%s", skip)
 	}
@@ -230,19 +237,19 @@ func openFailNth(t selftests.T) {
 			t.Fatalf("read %s: %v", f.Name(), err)
 		}
 		saved[i] = strings.TrimSpace(string(b[:n]))
-		was = append(was, failslabForFailNth[i][0]+"="+saved[i])
+		was = append(was, settings[i][0]+"="+saved[i])
 	}
 	t.Cleanup(func() {
 		defer closeAll()
 		for i, f := range knobs {
 			if _, err := f.Write([]byte(saved[i])); err != nil {
-				t.Errorf("put failslab's %s back to %s: %v", failslabForFailNth[i][0], saved[i], err)
+				t.Errorf("put failslab's %s back to %s: %v", settings[i][0], saved[i], err)
 			}
 		}
 	})
 	for i, f := range knobs {
-		if _, err := f.Write([]byte(failslabForFailNth[i][1])); err != nil {
-			t.Fatalf("set failslab's %s to %s: %v", failslabForFailNth[i][0], failslabForFailNth[i][1], err)
+		if _, err := f.Write([]byte(settings[i][1])); err != nil {
+			t.Fatalf("set failslab's %s to %s: %v", settings[i][0], settings[i][1], err)
 		}
 	}
 	if selftests.Verbose() {
@@ -250,11 +257,11 @@ func openFailNth(t selftests.T) {
 	}
 }
 
-// openFailslab opens failslab's files of failslabForFailNth, read-write,
-// and says where it found them.
-func openFailslab() (_ []*os.File, where, skip string, _ error) {
+// openFailslab opens failslab's files of settings, read-write, and says
+// where it found them.
+func openFailslab(settings [][2]string) (_ []*os.File, where, skip string, _ error) {
 	if _, err := os.Stat(failslabDir); err == nil {
-		files, skip, err := openKnobs(failslabDir)
+		files, skip, err := openKnobs(failslabDir, settings)
 		return files, "debugfs was mounted", skip, err
 	} else if mounted, merr := faultlock.DebugfsMounted(debugfsDir); merr != nil || mounted {
 		// Mounted, without failslab's directory (or unreadable).
@@ -277,7 +284,7 @@ func openFailslab() (_ []*os.File, where, skip string, _ error) {
 			return err
 		}
 		var err error
-		files, skip, err = openKnobs(failslabDir)
+		files, skip, err = openKnobs(failslabDir, settings)
 		return err
 	})
 	if skip != "" {
@@ -286,12 +293,12 @@ func openFailslab() (_ []*os.File, where, skip string, _ error) {
 	return files, "debugfs mounted for the case alone, in a mount namespace of its own", "", err
 }
 
-func openKnobs(dir string) (_ []*os.File, skip string, _ error) {
+func openKnobs(dir string, settings [][2]string) (_ []*os.File, skip string, _ error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Sprintf("no %s (%v): the kernel lacks CONFIG_FAILSLAB or CONFIG_FAULT_INJECTION_DEBUG_FS", dir, err), nil
 	}
 	var files []*os.File
-	for _, k := range failslabForFailNth {
+	for _, k := range settings {
 		f, err := os.OpenFile(dir+"/"+k[0], os.O_RDWR, 0)
 		if err != nil {
 			for _, f := range files {
