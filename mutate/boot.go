@@ -77,7 +77,10 @@ func boot(ctx context.Context, plan bootPlan, image string, log io.Writer) bootR
 	cmd := exec.Command(plan.vmtest, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stderr bytes.Buffer
-	cmd.Stderr = io.MultiWriter(&stderr, log)
+	// The init's kmemleak steps after a program come on stderr, and a scan
+	// takes tens of seconds on an emulated debug kernel: signs of life.
+	alive := make(chan struct{}, 1)
+	cmd.Stderr = io.MultiWriter(&stderr, log, markerWatch{marker: []byte(leakCheckMarker), seen: alive})
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return bootResult{status: statusCrashed, detail: err.Error()}
@@ -155,6 +158,8 @@ loop:
 				hung = true
 				stopReason = strings.TrimSpace(strings.TrimLeft(l, "# "))
 			}
+		case <-alive:
+			watchdog.Reset(plan.silence)
 		case <-watchdog.C:
 			hung = true
 			stop(fmt.Sprintf("no TAP line for %v after %q", plan.silence, last))
@@ -190,6 +195,27 @@ loop:
 		r.status, r.detail = statusCrashed, fmt.Sprintf("vmtest exit %d: %s", cmd.ProcessState.ExitCode(), strings.Join(r.tail, " | "))
 	}
 	return r
+}
+
+// leakCheckMarker starts the init's lines about its kmemleak check
+// (vmtest/internal/protocol's KmemleakLine and the steps before it).
+const leakCheckMarker = "nlmc-vmtest: kmemleak"
+
+// markerWatch signals seen, without blocking, on each write that holds
+// marker.
+type markerWatch struct {
+	marker []byte
+	seen   chan<- struct{}
+}
+
+func (w markerWatch) Write(p []byte) (int, error) {
+	if bytes.Contains(p, w.marker) {
+		select {
+		case w.seen <- struct{}{}:
+		default:
+		}
+	}
+	return len(p), nil
 }
 
 func grepLine(text, what string) string {

@@ -56,6 +56,28 @@ func TestBootSilentIsHung(t *testing.T) {
 	}
 }
 
+// The init's kmemleak steps, on stderr, keep a boot alive through a
+// stretch without TAP longer than the silence; nothing else on stderr does.
+func TestBootKmemleakStepsAreSignsOfLife(t *testing.T) {
+	for _, tc := range []struct {
+		marker string
+		want   string
+	}{
+		{"nlmc-vmtest: kmemleak scan 1 of 2 after netlink_mcast_semantics", statusSurvived},
+		{"nlmc-vmtest: something else", statusHung},
+	} {
+		vm := fakeVMTest(t, `echo "TAP version 13"
+echo "ok 1 selftests: netlink_mcast: netlink_mcast_semantics"
+for i in 1 2 3 4; do sleep 1; echo "`+tc.marker+`" >&2; done
+echo "ok 2 selftests: netlink_mcast: netlink_mcast_switch"
+`)
+		r := boot(context.Background(), plan(vm), "img", io.Discard)
+		if r.status != tc.want {
+			t.Errorf("%q every second for 4 s, silence 2 s: %+v, want %s", tc.marker, r, tc.want)
+		}
+	}
+}
+
 func TestBootClasses(t *testing.T) {
 	for _, tc := range []struct{ name, script, want string }{
 		{"pass", "echo '# ok 1 netlink_mcast_semantics.a'\necho 'ok 1 selftests: netlink_mcast: netlink_mcast_semantics'\nexit 0\n", statusSurvived},

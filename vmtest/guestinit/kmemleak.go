@@ -27,8 +27,9 @@ type leakWatch interface {
 	// before forgets the suspects found so far.
 	before() error
 	// after returns how many objects are suspected leaked since before,
-	// given the time the program ended.
-	after(ended time.Time) (suspects int, err error)
+	// given the time the program ended; it calls progress before each
+	// long step (a scan takes tens of seconds on an emulated debug kernel).
+	after(ended time.Time, progress func(step string)) (suspects int, err error)
 }
 
 // kmemleak is the kernel's leak detector (CONFIG_DEBUG_KMEMLEAK), used as
@@ -114,14 +115,16 @@ func (k *kmemleak) before() error {
 	return k.withDebugfs(func() error { return k.command("clear") })
 }
 
-func (k *kmemleak) after(ended time.Time) (suspects int, err error) {
+func (k *kmemleak) after(ended time.Time, progress func(step string)) (suspects int, err error) {
 	err = k.withDebugfs(func() error {
+		progress("scan 1 of 2")
 		if err := k.command("scan"); err != nil {
 			return err
 		}
 		if wait := ended.Add(kmemleakMinAge).Sub(k.now()); wait > 0 {
 			k.sleep(wait)
 		}
+		progress("scan 2 of 2")
 		if err := k.command("scan"); err != nil {
 			return err
 		}

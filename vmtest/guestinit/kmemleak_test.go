@@ -52,7 +52,8 @@ func TestKmemleakScansTwiceAfterTheMinimumAge(t *testing.T) {
 	}
 	ended := f.clock.Add(time.Second)
 	f.clock = ended.Add(1500 * time.Millisecond) // the first scan starts 1.5 s after the end
-	n, err := k.after(ended)
+	var steps []string
+	n, err := k.after(ended, func(step string) { steps = append(steps, step) })
 	if err != nil || n != 2 {
 		t.Errorf("after: %d suspects, %v; want 2", n, err)
 	}
@@ -60,13 +61,16 @@ func TestKmemleakScansTwiceAfterTheMinimumAge(t *testing.T) {
 	if got := strings.Join(f.ops, " "); got != want {
 		t.Errorf("operations\n got %s\nwant %s", got, want)
 	}
+	if got := strings.Join(steps, ", "); got != "scan 1 of 2, scan 2 of 2" {
+		t.Errorf("progress %q, want each scan announced", got)
+	}
 }
 
 // A first scan that ends past the minimum age needs no wait.
 func TestKmemleakNoWaitPastTheMinimumAge(t *testing.T) {
 	f := &fakeKmemleak{clock: time.Date(2026, 12, 4, 0, 0, 10, 0, time.UTC)}
 	k := f.detector()
-	n, err := k.after(f.clock.Add(-kmemleakMinAge))
+	n, err := k.after(f.clock.Add(-kmemleakMinAge), func(string) {})
 	if err != nil || n != 0 {
 		t.Errorf("after: %d suspects, %v; want none", n, err)
 	}
@@ -79,7 +83,7 @@ func TestKmemleakNoWaitPastTheMinimumAge(t *testing.T) {
 // that names the command, and debugfs is unmounted all the same.
 func TestKmemleakScanRefused(t *testing.T) {
 	f := &fakeKmemleak{clock: time.Date(2026, 12, 4, 0, 0, 10, 0, time.UTC), fail: "scan"}
-	_, err := f.detector().after(f.clock)
+	_, err := f.detector().after(f.clock, func(string) {})
 	if err == nil || !strings.Contains(err.Error(), "kmemleak: scan: operation not permitted") {
 		t.Errorf("after: %v, want the refused scan", err)
 	}
@@ -105,8 +109,9 @@ type fakeLeaks struct {
 }
 
 func (f *fakeLeaks) before() error { f.calls = append(f.calls, "before"); return f.beforeErr }
-func (f *fakeLeaks) after(time.Time) (int, error) {
+func (f *fakeLeaks) after(_ time.Time, progress func(string)) (int, error) {
 	f.calls = append(f.calls, "after")
+	progress("scan 1 of 2")
 	return f.suspects, nil
 }
 
@@ -121,7 +126,7 @@ func TestRunAllReportsLeaks(t *testing.T) {
 		want  string
 		calls string
 	}{
-		{"suspects", &fakeLeaks{suspects: 3}, "ok 1 selftests: netlink_mcast: a_pass\nnlmc-vmtest: kmemleak: 3 suspected leaks after a_pass (scanned in 0.0s)\n", "before after"},
+		{"suspects", &fakeLeaks{suspects: 3}, "ok 1 selftests: netlink_mcast: a_pass\nnlmc-vmtest: kmemleak scan 1 of 2 after a_pass\nnlmc-vmtest: kmemleak: 3 suspected leaks after a_pass (scanned in 0.0s)\n", "before after"},
 		{"no clear", &fakeLeaks{beforeErr: errors.New("kmemleak: clear: operation not permitted")},
 			"ok 1 selftests: netlink_mcast: a_pass\n", "before"},
 	} {

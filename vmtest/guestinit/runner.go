@@ -88,7 +88,9 @@ func (r *runner) startLeakWatch(name string) bool {
 // program: the host fails the run on a suspect.
 func (r *runner) reportLeaks(name string, ended time.Time) {
 	start := time.Now()
-	n, err := r.leaks.after(ended)
+	n, err := r.leaks.after(ended, func(step string) {
+		r.println(fmt.Sprintf("%skmemleak %s after %s", protocol.MarkerPrefix, step, name))
+	})
 	if err != nil {
 		r.println(fmt.Sprintf("%sno leak check for %s: %v", protocol.MarkerPrefix, name, err))
 		return
