@@ -192,9 +192,10 @@ func titleFrame(title string) string {
 var (
 	// frameLine is one frame of a stack trace, as the kernel prints it
 	// (trimmed): "fn+0x1b5/0x3c0", with "? " when the unwinder is not sure,
-	// "[<ffffffff8123>] " in kmemleak's, and " [module]" (with a build id)
+	// "[<ffffffff8123>] " in kmemleak's ("[<(____ptrval____)>] " while
+	// the kernel cannot hash pointers yet), and " [module]" (with a build id)
 	// or " (P)" after it in some kernels.
-	frameLine = regexp.MustCompile(`^(?:\[<[0-9a-f]+>\] )?(\? )?([A-Za-z_][A-Za-z0-9_.$]*)\+0x[0-9a-f]+/0x[0-9a-f]+(?: \[[^\]]+\])?(?: \([A-Z]\))?$`)
+	frameLine = regexp.MustCompile(`^(?:\[<(?:[0-9a-f]+|\(____ptrval____\))>\] )?(\? )?([A-Za-z_][A-Za-z0-9_.$]*)\+0x[0-9a-f]+/0x[0-9a-f]+(?: \[[^\]]+\])?(?: \([A-Z]\))?$`)
 	// ripLine is x86's faulting frame: "RIP: 0010:do_one_broadcast+0x3c2/0x3e0"
 	// (a user-space "RIP: 0033:0x7f..." has no function).
 	ripLine = regexp.MustCompile(`^RIP: [0-9a-f]{4}:([A-Za-z_][A-Za-z0-9_.$]*)\+0x[0-9a-f]+/0x[0-9a-f]+$`)
@@ -213,8 +214,10 @@ func cleanName(name string) string { return cloneSuffix.ReplaceAllString(name, "
 
 // genericFrames are the reporting machinery's, the same in every report
 // of a kind (the dump itself, WARN and BUG, KASAN, lockdep, might_sleep,
-// refcount_t and list checks, UBSAN, the allocator under kmemleak): they
-// say nothing about the bug.
+// refcount_t and list checks, UBSAN, the allocator under kmemleak, and the
+// slab allocator's entry points, which head every allocation stack a
+// kmemleak or KASAN report prints): they say nothing about the bug; who
+// allocated does.
 var genericFrames = map[string]bool{}
 
 func init() {
@@ -229,7 +232,10 @@ func init() {
 		__might_resched __might_sleep ___might_sleep
 		refcount_warn_saturate __list_add_valid __list_del_entry_valid
 		__list_add_valid_or_report __list_del_entry_valid_or_report
-		ubsan_epilogue slab_post_alloc_hook`) {
+		ubsan_epilogue slab_post_alloc_hook
+		kmem_cache_alloc kmem_cache_alloc_node kmem_cache_alloc_lru __kmem_cache_alloc_node
+		__kmalloc __kmalloc_node __kmalloc_node_track_caller __kmalloc_track_caller
+		kmalloc_trace kmalloc_node_trace kmalloc_reserve slab_alloc_node`) {
 		genericFrames[name] = true
 	}
 }

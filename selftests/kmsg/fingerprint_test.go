@@ -200,6 +200,23 @@ const kmemleakSplat = `unreferenced object 0xffff888003692380 (size 128):
     [<ffffffffb3df0263>] netlink_alloc_large_skb.part.0+0x423/0x8e0
     [<ffffffffb3c2a534>] netlink_sendmsg+0xa64/0x2320`
 
+// A leaked notification, as vmtest printed kmemleak's report of it on a
+// 6.1 guest (do_one_broadcast+52: the copy a filter dropped never freed
+// keeps the original's data): the slab allocator's frames and pointers not
+// yet hashed.
+const kmemleakPtrvalSplat = `unreferenced object 0xffff888006bff800 (size 512):
+  comm "netlink_mcast_s", pid 614, jiffies 4294897720
+  hex dump (first 32 bytes):
+    4c 00 00 00 14 00 00 00 f5 02 00 00 26 00 00 00  L...........&...
+    02 20 80 00 01 00 00 00 08 00 01 00 c6 33 64 01  . ...........3d.
+  backtrace:
+    [<(____ptrval____)>] __kmem_cache_alloc_node+0xdf/0xf2
+    [<(____ptrval____)>] __kmalloc_node_track_caller+0x78/0xb4
+    [<(____ptrval____)>] kmalloc_reserve+0xa1/0x10e
+    [<(____ptrval____)>] __alloc_skb+0x10e/0x21a
+    [<(____ptrval____)>] rtmsg_ifa+0x136/0x1c0
+    [<(____ptrval____)>] __inet_insert_ifa+0x7a0/0x7e7`
+
 func TestFingerprint(t *testing.T) {
 	tests := []struct {
 		name, text, want string
@@ -219,6 +236,7 @@ func TestFingerprint(t *testing.T) {
 		{"refcount", refcountSplat, "refcount underflow: (no stack)"},
 		{"list corruption, BUG", listBugSplat, "list corruption list_del corruption: (no stack)"},
 		{"kmemleak", kmemleakSplat, "kmemleak: __alloc_skb:netlink_alloc_large_skb:netlink_sendmsg"},
+		{"kmemleak: slab frames, pointers not hashed", kmemleakPtrvalSplat, "kmemleak: __alloc_skb:rtmsg_ifa:__inet_insert_ifa"},
 		{"alive socket", "[   12.000001] Freeing alive netlink socket 00000000c4d1a2b3\n[   12.000002] ok 3 next case",
 			"alive socket Freeing alive netlink socket: (no stack)"},
 		{"a bare title", "WARNING: CPU: 0 PID: 1 at net/netlink/af_netlink.c:1500 do_one_broadcast+0x0/0x10", "WARNING at net/netlink/af_netlink.c:1500: do_one_broadcast"},
