@@ -39,14 +39,34 @@ func parseKnown(text string) (list map[string]string, refused []string) {
 		case strings.HasPrefix(l, "#"):
 			comment = append(comment, strings.TrimSpace(strings.TrimPrefix(l, "#")))
 		default:
-			if why := NetlinkFingerprint(l); why != "" {
-				refused = append(refused, fmt.Sprintf("known_reports.txt: %q refused: %s, so it would hide a report in net/netlink", l, why))
-				continue
+			for _, fp := range expandKnown(l) {
+				if why := NetlinkFingerprint(fp); why != "" {
+					refused = append(refused, fmt.Sprintf("known_reports.txt: %q refused: %s, so it would hide a report in net/netlink", fp, why))
+					continue
+				}
+				list[fp] = strings.Join(comment, " ")
 			}
-			list[l] = strings.Join(comment, " ")
 		}
 	}
 	return list, refused
+}
+
+// expandKnown returns the fingerprints an entry names: the entry itself,
+// or, where it has one group "{a|b}", the entry with each alternative in
+// its place. A KCSAN race of two functions on one variable has a
+// fingerprint for each pair of their accesses to it, and which pair KCSAN
+// catches is chance.
+func expandKnown(entry string) []string {
+	open := strings.Index(entry, "{")
+	end := strings.Index(entry, "}")
+	if open < 0 || end < open {
+		return []string{entry}
+	}
+	var out []string
+	for _, alt := range strings.Split(entry[open+1:end], "|") {
+		out = append(out, entry[:open]+alt+entry[end+1:])
+	}
+	return out
 }
 
 // Known reports whether the known-report list names r, and what it says
