@@ -182,13 +182,8 @@ func epollErrors(t selftests.T, epfd int) bool {
 // datagram ended the dump.
 func dumpPart(t selftests.T, d *selftests.Sock, what string, dg nlsock.Datagram, seq uint32) (addrs []rtnl.Addr, done bool) {
 	t.Helper()
-	if dg.FromPid != 0 || dg.FromMask != 0 || len(dg.Msgs) == 0 {
-		t.Fatalf("%s: dump %s: %s, want a unicast from the kernel", d, what, datagramString(dg, nil))
-	}
+	checkDumpPart(t, d, "dump "+what, dg, seq)
 	for i, m := range dg.Msgs {
-		if m.Header.Sequence != seq || m.Header.PID != d.Portid() || m.Header.Flags&netlink.Multi == 0 {
-			t.Fatalf("%s: dump %s, message %d: %s, want seq %d pid %d with NLM_F_MULTI", d, what, i, headers(dg.Msgs[i:i+1]), seq, d.Portid())
-		}
 		if m.Header.Type == netlink.Done {
 			if i != len(dg.Msgs)-1 {
 				t.Fatalf("%s: dump %s: NLMSG_DONE is message %d of %d", d, what, i+1, len(dg.Msgs))
@@ -205,6 +200,21 @@ func dumpPart(t selftests.T, d *selftests.Sock, what string, dg nlsock.Datagram,
 		addrs = append(addrs, a)
 	}
 	return addrs, false
+}
+
+// checkDumpPart fails the case unless dg, read on d, is a part of the
+// dump with seq: a unicast from the kernel of messages with seq, d's
+// portid and NLM_F_MULTI.
+func checkDumpPart(t selftests.T, d *selftests.Sock, what string, dg nlsock.Datagram, seq uint32) {
+	t.Helper()
+	if dg.FromPid != 0 || dg.FromMask != 0 || len(dg.Msgs) == 0 {
+		t.Fatalf("%s: %s: %s, want a unicast from the kernel", d, what, datagramString(dg, nil))
+	}
+	for i, m := range dg.Msgs {
+		if m.Header.Sequence != seq || m.Header.PID != d.Portid() || m.Header.Flags&netlink.Multi == 0 {
+			t.Fatalf("%s: %s, message %d: %s, want seq %d pid %d with NLM_F_MULTI", d, what, i, headers(dg.Msgs[i:i+1]), seq, d.Portid())
+		}
+	}
 }
 
 // datagramString renders a read's result for a diagnostic.

@@ -152,13 +152,8 @@ func policyDump(t selftests.T, g *selftests.Sock, family string) (msgs []policyM
 // whether it ended the dump.
 func policyPart(t selftests.T, g *selftests.Sock, family string, dg nlsock.Datagram, seq uint32) (msgs []policyMsg, done bool) {
 	t.Helper()
-	if dg.FromPid != 0 || dg.FromMask != 0 || len(dg.Msgs) == 0 {
-		t.Fatalf("%s: %s's policy dump: %s, want a unicast from the kernel", g, family, datagramString(dg, nil))
-	}
+	checkDumpPart(t, g, family+"'s policy dump", dg, seq)
 	for i, m := range dg.Msgs {
-		if m.Header.Sequence != seq || m.Header.PID != g.Portid() || m.Header.Flags&netlink.Multi == 0 {
-			t.Fatalf("%s: %s's policy dump, message %d: %s, want seq %d pid %d with NLM_F_MULTI", g, family, i, headers(dg.Msgs[i:i+1]), seq, g.Portid())
-		}
 		switch m.Header.Type {
 		case netlink.Done:
 			if i != len(dg.Msgs)-1 {
