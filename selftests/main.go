@@ -325,6 +325,11 @@ func list(s Suite, cases []Case, stdout, stderr io.Writer) int {
 
 // runProgram prints the TAP stream of cases and returns the exit code.
 func runProgram(s Suite, cases []Case, w *ktap.Writer, opt options) int {
+	if err := routeSocketProbe(); err != nil {
+		w.Plan(0)
+		w.BailOut(err.Error())
+		return w.Finish()
+	}
 	if reason := preflight(); reason != "" {
 		return w.SkipAll(reason)
 	}
@@ -427,6 +432,25 @@ func selectCases(all []Case, only []string) ([]Case, error) {
 		}
 	}
 	return out, nil
+}
+
+// routeSocketProbe opens a NETLINK_ROUTE socket in the program's network
+// namespace before the program makes any namespace. Tests replace it.
+var routeSocketProbe = openRouteSocket
+
+// openRouteSocket: whatever namespaces came and went before the program, the
+// one it runs in gives a NETLINK_ROUTE socket. A protocol's table outlives
+// its kernel sockets but the last: netlink_release() of a kernel socket
+// frees the table only when nl_table[].registered drops to 0, and
+// netlink_create() refuses a socket (EPROTONOSUPPORT) while it is 0. The
+// program's cases make namespaces first, which registers the table again,
+// so only a socket opened before that sees a table torn down too early.
+func openRouteSocket() error {
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE)
+	if err != nil {
+		return fmt.Errorf("socket(AF_NETLINK, NETLINK_ROUTE) in the program's network namespace, before it made any: %v: the kernel refuses the protocol there", err)
+	}
+	return unix.Close(fd)
 }
 
 // preflight returns why no case can run here, or "". Tests replace it.

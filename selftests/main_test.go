@@ -3,6 +3,7 @@
 package selftests
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -306,6 +307,28 @@ func TestFlagUsageDefaults(t *testing.T) {
 		if got := flagUsage(fs.Lookup(name)); got != want {
 			t.Errorf("-%s: %q, want %q", name, got, want)
 		}
+	}
+}
+
+// A program whose namespace refuses a NETLINK_ROUTE socket before it made
+// any namespace fails at once, saying so: the kernel tore the protocol down.
+func TestMainRouteSocketRefused(t *testing.T) {
+	routeSocketProbe = func() error { return errors.New("socket(AF_NETLINK, NETLINK_ROUTE): protocol not supported") }
+	t.Cleanup(func() { routeSocketProbe = openRouteSocket })
+	t.Setenv("KSFT_TAP_LEVEL", "")
+	var out strings.Builder
+	cleaned := false
+	code := Run(fakeSuite(&cleaned), nil, &out, &strings.Builder{})
+	want := "TAP version 13\n1..0\nBail out! socket(AF_NETLINK, NETLINK_ROUTE): protocol not supported\n# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:0 error:0\n"
+	if code != 1 || out.String() != want {
+		t.Errorf("exit %d, output %q; want 1, %q", code, out.String(), want)
+	}
+}
+
+// The probe opens a NETLINK_ROUTE socket, as any process may.
+func TestOpenRouteSocket(t *testing.T) {
+	if err := openRouteSocket(); err != nil {
+		t.Errorf("openRouteSocket: %v", err)
 	}
 }
 
