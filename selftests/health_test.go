@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"nlmcast/selftests/kmsg"
@@ -272,5 +273,61 @@ func TestAlreadySetTaintBitIsSaid(t *testing.T) {
 	)
 	if n := strings.Count(out, "already set"); n != 2 {
 		t.Errorf("said %d times, want twice:\n%s", n, out)
+	}
+}
+
+// stagedLog reports a WARNING at the first read of the log after b ended,
+// and again at the first after c ended, and says when it has.
+type stagedLog struct {
+	scriptedLog
+	mu             sync.Mutex
+	bEnded, cEnded chan struct{}
+	afterB, afterC chan struct{}
+	gaveB, gaveC   bool
+}
+
+func (l *stagedLog) Poll() []kmsg.Report {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	warning := []kmsg.Report{{Kind: "WARNING", Lines: []string{"WARNING: CPU: 0 PID: 1 at net/core/dev.c:1 f+0x0/0x1"}}}
+	select {
+	case <-l.bEnded:
+		if !l.gaveB {
+			l.gaveB = true
+			close(l.afterB)
+			return warning
+		}
+	default:
+	}
+	select {
+	case <-l.cEnded:
+		if !l.gaveC {
+			l.gaveC = true
+			close(l.afterC)
+			return warning
+		}
+	default:
+	}
+	return nil
+}
+
+func (l *stagedLog) Settle() []kmsg.Report { return l.Poll() }
+
+// A case that runs through two reads of the log that found reports names
+// each case it ran beside once. Before, long was "beside b, c, c".
+func TestReportsNameEachCaseBesideOnce(t *testing.T) {
+	log := &stagedLog{bEnded: make(chan struct{}), cEnded: make(chan struct{}),
+		afterB: make(chan struct{}), afterC: make(chan struct{})}
+	skipPreflight(t)
+	quietLog(t, log)
+	s := Suite{Name: "prog", Cases: []Case{
+		{Name: "long", Group: "g", Run: func(t T) { <-log.afterC }},
+		{Name: "b", Group: "g", Run: func(t T) { close(log.bEnded) }},
+		{Name: "c", Group: "g", Run: func(t T) { <-log.afterB; close(log.cEnded) }},
+	}}
+	var out strings.Builder
+	Run(s, []string{"-j", "3"}, &out, &strings.Builder{})
+	if !strings.Contains(out.String(), "# kernel report during long (running beside b, c): WARNING") {
+		t.Errorf("output:\n%s\nwant long's reports beside b and c, each named once", out.String())
 	}
 }

@@ -4,6 +4,7 @@ package selftests
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -129,7 +130,9 @@ func runGroup(s Suite, cases []Case, w *ktap.Writer, opt options, h *health) (no
 					}
 					outs[b].reports = append(outs[b].reports, reps...)
 					for _, other := range blamed {
-						if other != b {
+						// Reports read at several cases' ends blame it
+						// beside the same case again: named once.
+						if other != b && !slices.Contains(outs[b].beside, cases[other].Name) {
 							outs[b].beside = append(outs[b].beside, cases[other].Name)
 						}
 					}
