@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -91,9 +92,29 @@ func ReadRow(ns *netns.NS, proto int, portid uint32) (Row, error) {
 	return r, nil
 }
 
+// rowRereads bounds the reads of /proc/net/netlink that look for a row:
+// the file is no snapshot. Its reads walk the socket hash table a page at
+// a time, each read resuming at its position in a table other threads
+// change meanwhile, and a walk that meets a resize starts over
+// (rhashtable_walk_next()'s -EAGAIN): a socket that exists all along may
+// be missing from one reading, never from all of them.
+const rowRereads = 100
+
 // readRow parses /proc/thread-self/net/netlink of the calling thread's
-// namespace.
+// namespace, reading it again while the row is missing.
 func readRow(proto int, portid uint32) (Row, error) {
+	var err error
+	for range rowRereads {
+		var r Row
+		if r, err = readRowOnce(proto, portid); !errors.Is(err, errNoRow) {
+			return r, err
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return Row{}, fmt.Errorf("%w (%d readings)", err, rowRereads)
+}
+
+func readRowOnce(proto int, portid uint32) (Row, error) {
 	f, err := os.Open("/proc/thread-self/net/netlink")
 	if err != nil {
 		return Row{}, err
@@ -101,6 +122,9 @@ func readRow(proto int, portid uint32) (Row, error) {
 	defer f.Close()
 	return parseRow(f, proto, portid)
 }
+
+// errNoRow is parseRow's error for a row it did not find.
+var errNoRow = errors.New("no netlink socket")
 
 // parseRow finds the line of protocol proto and portid portid in the text
 // of /proc/net/netlink.
@@ -128,7 +152,7 @@ func parseRow(text io.Reader, proto int, portid uint32) (Row, error) {
 	if err := sc.Err(); err != nil {
 		return Row{}, err
 	}
-	return Row{}, fmt.Errorf("no netlink socket with protocol %d and portid %d", proto, portid)
+	return Row{}, fmt.Errorf("%w with protocol %d and portid %d", errNoRow, proto, portid)
 }
 
 // InUse returns the NETLINK row's "sockets" column of

@@ -37,7 +37,7 @@ func TestParseRow(t *testing.T) {
 	if r, err := parseRow(strings.NewReader(text), 0, 0); err != nil || r != (Row{Rmem: 1280}) {
 		t.Errorf("kernel socket: %+v, %v", r, err)
 	}
-	if _, err := parseRow(strings.NewReader(text), 0, 7); err == nil {
-		t.Errorf("portid 7: no error for a missing line")
+	if _, err := parseRow(strings.NewReader(text), 0, 7); !errors.Is(err, errNoRow) {
+		t.Errorf("portid 7: %v, want errNoRow for a missing line (readRow reads again)", err)
 	}
 }
