@@ -62,31 +62,31 @@ func kernelKmemleak() *kmemleak {
 	}
 }
 
-// findKmemleak returns the kernel's leak detector, or nil and why there is
-// none. It has the detector print every new suspect on the console
-// (kmemleak.verbose), where the host reads kernel reports with their
-// allocation stacks.
-func findKmemleak() (k *kmemleak, none string, err error) {
-	k = kernelKmemleak()
+// findKmemleak returns the kernel's leak detector, or nil where the kernel
+// has none (no debugfs, no kmemleak). It has the detector print every new
+// suspect on the console (kmemleak.verbose), where the host reads kernel
+// reports with their allocation stacks.
+func findKmemleak() (*kmemleak, error) {
+	k := kernelKmemleak()
 	var present bool
-	err = k.withDebugfs(func() error {
+	err := k.withDebugfs(func() error {
 		_, err := os.Stat(debugfsDir + "/kmemleak")
 		present = err == nil
 		return nil
 	})
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENODEV):
-		return nil, "the kernel has no debugfs (CONFIG_DEBUG_FS)", nil
+		return nil, nil // no debugfs (CONFIG_DEBUG_FS)
 	case err != nil:
-		return nil, "", err
+		return nil, err
 	case !present:
-		return nil, "the kernel has no kmemleak (CONFIG_DEBUG_KMEMLEAK)", nil
+		return nil, nil // no kmemleak (CONFIG_DEBUG_KMEMLEAK)
 	}
 	const verbose = "/sys/module/kmemleak/parameters/verbose"
 	if err := os.WriteFile(verbose, []byte("1"), 0); err != nil {
-		return nil, "", fmt.Errorf("kmemleak: have it print its suspects on the console: %w", err)
+		return nil, fmt.Errorf("kmemleak: have it print its suspects on the console: %w", err)
 	}
-	return k, "", nil
+	return k, nil
 }
 
 // withDebugfs runs f with debugfs mounted.
