@@ -65,6 +65,7 @@ var All = append(group(Group, []selftests.Case{
 	{Name: "sender_and_portid_excluded", Run: senderAndPortidExcluded, About: "a multicast skips its sender and every socket whose portid is the excluded one, in every netns"},
 	{Name: "bind_bitmask_membership", Run: bindBitmaskMembership, About: "bind() subscribes groups 1-32 by bitmask; a re-bind replaces them (its portid must match) and keeps groups above 32; the MROUTE_R bits need CAP_NET_ADMIN"},
 	{Name: "setsockopt_add_drop_membership", Run: setsockoptAddDropMembership, About: "ADD/DROP_MEMBERSHIP set and clear one group each, idempotently; group 0 and groups above RTNLGRP_MAX are EINVAL"},
+	{Name: "diag_lists_unbound_subscribers", Run: diagListsUnboundSubscribers, About: "socket monitoring (NETLINK_SOCK_DIAG) lists a netns's bound sockets, and an unbound one exactly while it is a member of a group, once each, with its groups; never another netns's"},
 	{Name: "groups_above_32", Run: groupsAbove32, About: "groups above 32 follow the same delivery rules: once locally with PKTINFO and nl_groups 0, with the nsid to a mapping ALL_NSID member"},
 	{Name: "scm_credentials_reported", Run: scmCredentialsReported, About: "SO_PASSCRED adds SCM_CREDENTIALS to every datagram: the kernel's (0/0/0) with notifications and ACKs, a user sender's own pid, uid and gid"},
 	{Name: "short_buffer_msg_trunc", Run: shortBufferMsgTrunc, About: "a notification read into a buffer of its size comes whole; one byte short it is cut with MSG_TRUNC; MSG_TRUNC in the flags returns its full length"},

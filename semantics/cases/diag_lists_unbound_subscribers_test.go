@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0
+
+package cases
+
+import (
+	"encoding/binary"
+	"reflect"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// diagMsg builds a struct netlink_diag_msg followed by attrs.
+func diagMsg(family, proto uint8, portid, ino uint32, attrs ...[]byte) []byte {
+	b := make([]byte, sizeofDiagMsg)
+	b[0], b[1], b[2], b[3] = family, unix.SOCK_RAW, proto, 7 // any state: not checked
+	binary.NativeEndian.PutUint32(b[4:], portid)
+	binary.NativeEndian.PutUint32(b[16:], ino)
+	for _, a := range attrs {
+		b = append(b, a...)
+	}
+	return b
+}
+
+// attr is one netlink attribute of type typ, padded to 4 bytes.
+func attr(typ uint16, payload ...byte) []byte {
+	a := make([]byte, 4, 4+len(payload)+3)
+	binary.NativeEndian.PutUint16(a, uint16(4+len(payload)))
+	binary.NativeEndian.PutUint16(a[2:], typ)
+	a = append(a, payload...)
+	for len(a)%4 != 0 {
+		a = append(a, 0)
+	}
+	return a
+}
+
+func TestParseDiagEntry(t *testing.T) {
+	flags := attr(4, 0, 0, 0, 0) // NETLINK_DIAG_FLAGS, ignored
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		want diagEntry
+	}{
+		{"groups 5 and 33", diagMsg(unix.AF_NETLINK, 0, 0, 4242, attr(diagAttrGroups, 0x10, 0, 0, 0, 1, 0, 0, 0), flags),
+			diagEntry{typ: unix.SOCK_RAW, state: 7, ino: 4242, groups: []uint32{5, 33}}},
+		{"bitmap all zero", diagMsg(unix.AF_NETLINK, 0, 77, 1, attr(diagAttrGroups, 0, 0, 0, 0, 0, 0, 0, 0)),
+			diagEntry{typ: unix.SOCK_RAW, state: 7, portid: 77, ino: 1, groups: []uint32{}}},
+		{"no groups attribute", diagMsg(unix.AF_NETLINK, 0, 77, 1, flags),
+			diagEntry{typ: unix.SOCK_RAW, state: 7, portid: 77, ino: 1}},
+	} {
+		got, err := parseDiagEntry(tc.b)
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: parseDiagEntry = %+v, %v; want %+v", tc.name, got, err, tc.want)
+		}
+	}
+	for _, bad := range [][]byte{
+		diagMsg(unix.AF_NETLINK, 0, 0, 1)[:sizeofDiagMsg-1],
+		diagMsg(unix.AF_INET, 0, 0, 1),
+		diagMsg(unix.AF_NETLINK, unix.NETLINK_GENERIC, 0, 1),
+		append(diagMsg(unix.AF_NETLINK, 0, 0, 1), 9, 0, 1, 0), // an attribute longer than what is left
+	} {
+		if e, err := parseDiagEntry(bad); err == nil {
+			t.Errorf("parseDiagEntry(% x) = %+v, want an error", bad, e)
+		}
+	}
+}
