@@ -104,7 +104,8 @@ func diagListsUnboundSubscribers(t selftests.T) {
 	b := s.Socket("b")
 	expectBoundListed(t, d, b)
 	mustJoin(t, b, unix.RTNLGRP_IPV4_IFADDR)
-	expectBoundListed(t, d, b, unix.RTNLGRP_IPV4_IFADDR)
+	n := expectBoundListed(t, d, b, unix.RTNLGRP_IPV4_IFADDR)
+	t.Logf("%s, bound and a member of a group, is listed %d times", b, n)
 	mustLeave(t, b, unix.RTNLGRP_IPV4_IFADDR)
 	expectBoundListed(t, d, b)
 }
@@ -315,8 +316,9 @@ func expectListed(t selftests.T, d *selftests.Sock, s *selftests.Sock, listed bo
 }
 
 // expectBoundListed checks that d's dump lists s, a bound socket, at
-// least once, and every time with its portid and the groups want.
-func expectBoundListed(t selftests.T, d *selftests.Sock, s *selftests.Sock, want ...uint32) {
+// least once, and every time with its portid and the groups want, and
+// returns how many times.
+func expectBoundListed(t selftests.T, d *selftests.Sock, s *selftests.Sock, want ...uint32) int {
 	t.Helper()
 	ino := sockIno(t, s)
 	got := diagDump(t, d).entries(ino)
@@ -326,6 +328,7 @@ func expectBoundListed(t selftests.T, d *selftests.Sock, s *selftests.Sock, want
 	for _, e := range got {
 		checkEntry(t, s, e, s.Portid(), want)
 	}
+	return len(got)
 }
 
 func checkEntry(t selftests.T, s *selftests.Sock, e diagEntry, portid uint32, want []uint32) {
