@@ -25,6 +25,8 @@ type tapRelay struct {
 	taintBefore, taintAfter uint64 // when the init started, after the programs
 
 	leaks []programLeaks // kmemleak's suspects after each program, where it ran
+
+	netnsLeft []string // programs after which namespaces outlived the init's wait
 }
 
 // programLeaks is what the kernel's leak detector suspected after a program.
@@ -44,6 +46,11 @@ func (t *tapRelay) line(s string) {
 	}
 	if program, n, ok := protocol.ParseKmemleakLine(s); ok {
 		t.leaks = append(t.leaks, programLeaks{program, n})
+		fmt.Fprintln(t.diag, s)
+		return
+	}
+	if program, ok := protocol.ParseNetnsLeftLine(s); ok {
+		t.netnsLeft = append(t.netnsLeft, program)
 		fmt.Fprintln(t.diag, s)
 		return
 	}

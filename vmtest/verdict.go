@@ -62,6 +62,10 @@ func kernelReports(c *consoleWatcher, t *tapRelay) (reports []kmsg.Report, notes
 		reports = append(reports, kmsg.TaintReports(t.taintBefore, t.taintAfter)...)
 	}
 	reports = append(reports, unloggedLeaks(reports, t.leaks)...)
+	for _, program := range t.netnsLeft {
+		reports = append(reports, kmsg.Report{Kind: "netns teardown", Lines: []string{
+			fmt.Sprintf("network namespaces made while %s ran were not torn down when the init stopped waiting: one outlives its last reference", program)}})
+	}
 	reports = kmsg.Sift(reports, func(format string, args ...any) {
 		notes = append(notes, fmt.Sprintf(format, args...))
 	})

@@ -261,3 +261,20 @@ func TestKmemleakSuspectsFailTheRun(t *testing.T) {
 		}
 	}
 }
+
+// Network namespaces the init found still there after a program fail the
+// run, as a kernel report of their own.
+func TestNetnsLeftFailsTheRun(t *testing.T) {
+	c := &consoleWatcher{diag: io.Discard}
+	var diag strings.Builder
+	tap := &tapRelay{out: io.Discard, diag: &diag, opened: true, exitSeen: true}
+	tap.line(protocol.NetnsLeftLine("netlink_mcast_switch", 120*time.Second))
+	if !strings.Contains(diag.String(), "namespaces still there 120s after netlink_mcast_switch") {
+		t.Errorf("the marker is not shown: %q", diag.String())
+	}
+	reports, _, _ := kernelReports(c, tap)
+	status, problem := verdict(bootOutcome{console: c, tap: tap, reports: reports})
+	if status != 1 || len(reports) != 1 || reports[0].Kind != "netns teardown" || !strings.Contains(reports[0].String(), "netlink_mcast_switch") {
+		t.Errorf("verdict %d, %q, reports %q; want a failure naming netlink_mcast_switch", status, problem, reports)
+	}
+}

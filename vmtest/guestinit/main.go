@@ -105,6 +105,11 @@ func (g *guest) run() {
 	} else if k != nil {
 		r.leaks = k
 	}
+	if s, err := kernelNetnsSettle(); err != nil {
+		g.logf("no wait for the programs' network namespaces: %v", err)
+	} else if s != nil {
+		r.settle = s
+	}
 	g.status = r.runAll(programs)
 	taintAfter, err := kmsg.ReadTaint()
 	if err != nil {

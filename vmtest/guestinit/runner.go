@@ -42,6 +42,11 @@ type runner struct {
 	timeout   time.Duration
 	killGrace time.Duration
 	leaks     leakWatch // nil where the kernel has no leak detector
+	// settle waits after each program for its network namespaces'
+	// teardown; nil where the kernel has no limit to wait with.
+	settle interface {
+		wait() (settled bool, took time.Duration, err error)
+	}
 }
 
 // result is how one program ended.
@@ -63,12 +68,29 @@ func (r *runner) runAll(programs []string) int {
 		res := r.runOne(path)
 		ended := time.Now()
 		r.println(resultLine(i+1, name, res, r.timeout))
+		r.settleNamespaces(name)
 		if watching {
 			r.reportLeaks(name, ended)
 		}
 		results = append(results, res)
 	}
 	return overallStatus(results)
+}
+
+// settleNamespaces waits until the kernel has torn down the program's
+// network namespaces; one still there at the timeout fails the run on the
+// host.
+func (r *runner) settleNamespaces(name string) {
+	if r.settle == nil {
+		return
+	}
+	settled, took, err := r.settle.wait()
+	switch {
+	case err != nil:
+		r.println(fmt.Sprintf("%sno wait for %s's network namespaces: %v", protocol.MarkerPrefix, name, err))
+	case !settled:
+		r.println(protocol.NetnsLeftLine(name, took))
+	}
 }
 
 // startLeakWatch has the leak detector forget what it suspected before

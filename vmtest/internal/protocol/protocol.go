@@ -158,6 +158,31 @@ func ParseKmemleakLine(line string) (program string, suspects int, ok bool) {
 	return program, suspects, true
 }
 
+// netnsLeftPrefix starts the line that reports, after a program, that the
+// kernel was still tearing down network namespaces when the init stopped
+// waiting, as "netns: namespaces still there 120s after
+// netlink_mcast_semantics".
+const netnsLeftPrefix = MarkerPrefix + "netns: namespaces still there "
+
+// NetnsLeftLine is the marker that reports network namespaces the kernel
+// had not torn down yet, waited after a program's exit.
+func NetnsLeftLine(program string, waited time.Duration) string {
+	return fmt.Sprintf("%s%.0fs after %s", netnsLeftPrefix, waited.Seconds(), program)
+}
+
+// ParseNetnsLeftLine returns the program a NetnsLeftLine names.
+func ParseNetnsLeftLine(line string) (program string, ok bool) {
+	rest, found := strings.CutPrefix(line, netnsLeftPrefix)
+	if !found {
+		return "", false
+	}
+	_, program, found = strings.Cut(rest, "s after ")
+	if !found || program == "" {
+		return "", false
+	}
+	return program, true
+}
+
 // EncodeArgs renders args as the contents of ArgsFile.
 func EncodeArgs(args []string) ([]byte, error) {
 	var b strings.Builder

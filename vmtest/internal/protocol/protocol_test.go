@@ -98,3 +98,18 @@ func TestKmemleakLineRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestNetnsLeftLineRoundTrip(t *testing.T) {
+	line := NetnsLeftLine("netlink_mcast_semantics", 120*time.Second)
+	if line != MarkerPrefix+"netns: namespaces still there 120s after netlink_mcast_semantics" {
+		t.Errorf("NetnsLeftLine = %q", line)
+	}
+	if p, ok := ParseNetnsLeftLine(line); !ok || p != "netlink_mcast_semantics" {
+		t.Errorf("ParseNetnsLeftLine(%q) = %q, %v", line, p, ok)
+	}
+	for _, bad := range []string{"", "# " + line, MarkerPrefix + "netns: namespaces still there 120s after ", KmemleakLine("x", 1, time.Second)} {
+		if p, ok := ParseNetnsLeftLine(bad); ok {
+			t.Errorf("ParseNetnsLeftLine(%q) = %q, true; want not ok", bad, p)
+		}
+	}
+}
