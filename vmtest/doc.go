@@ -50,6 +50,14 @@
 // PROGRAM (scanned in 9.3s)"; a count the console did not show fails the
 // run too. debugfs is mounted only for these steps.
 //
+// After each program the init waits until the kernel has torn down every
+// network namespace root made: with /proc/sys/user/max_net_namespaces at
+// 1 (put back after), unshare(CLONE_NEWNET) is ENOSPC until cleanup_net()
+// has run every exit method of the last one and lowered the count. The
+// next program starts with no other program's namespace alive; one still
+// there after 120 s fails the run ("nlmc-vmtest: netns: namespaces still
+// there 120s after PROGRAM").
+//
 // The kernel runs with loglevel=7 so that reports logged below KERN_ERR
 // (WARN, lockdep) reach the console. The programs' output never goes to the
 // console, so a program printing "WARNING: ..." cannot pass for a report.
