@@ -284,3 +284,17 @@ func openThreadNS() (int, error) {
 	}
 	return fd, nil
 }
+
+// ThreadsIn returns the ids of this program's threads that are in the
+// network namespace whose nsfs inode is ino.
+func ThreadsIn(ino uint64) []string {
+	link := fmt.Sprintf("net:[%d]", ino)
+	var threads []string
+	tasks, _ := os.ReadDir("/proc/self/task")
+	for _, t := range tasks {
+		if l, err := os.Readlink("/proc/self/task/" + t.Name() + "/ns/net"); err == nil && l == link {
+			threads = append(threads, t.Name())
+		}
+	}
+	return threads
+}

@@ -307,14 +307,7 @@ func (w *Witness) names() string {
 // namespace that outlives its deadline with neither is held by the kernel.
 func holders(ino uint64) string {
 	link := fmt.Sprintf("net:[%d]", ino)
-	var threads, fds []string
-	if tasks, err := os.ReadDir("/proc/self/task"); err == nil {
-		for _, t := range tasks {
-			if l, err := os.Readlink("/proc/self/task/" + t.Name() + "/ns/net"); err == nil && l == link {
-				threads = append(threads, t.Name())
-			}
-		}
-	}
+	threads, fds := netns.ThreadsIn(ino), []string(nil)
 	if ents, err := os.ReadDir("/proc/self/fd"); err == nil {
 		for _, e := range ents {
 			if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && l == link {

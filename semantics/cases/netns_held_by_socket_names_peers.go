@@ -3,11 +3,8 @@
 package cases
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/mdlayher/netlink"
@@ -44,31 +41,32 @@ func netnsHeldBySocketNamesPeers(t selftests.T) {
 		t.Fatalf("%v", err)
 	}
 	t.Cleanup(func() { n.Close() })
-	var ino uint64
 	var st unix.Stat_t
 	if err := unix.Fstat(n.FD(), &st); err != nil {
 		t.Fatalf("netns N: fstat: %v", err)
 	}
-	ino = st.Ino
 	raw, err := nlsock.Open(n, unix.NETLINK_ROUTE, "s")
 	if err != nil {
 		t.Fatalf("%v", err)
 	}
-	s := p.Adopt(raw) // closed by the case's cleanup; it lives in N
+	p.Adopt(raw) // closed by the case's cleanup; it lives in N
 	if err := raw.Bind(0, 0); err != nil {
 		t.Fatalf("%v", err)
 	}
-	request(t, s, rtnl.NewVeth("va", "vb", p.FD()))
+	s := &rtnl.Conn{Sock: raw}
+	if _, err := s.Do(rtnl.NewVeth("va", "vb", p.FD())); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
 	before := linkNetnsid(t, s, "va")
 	if before < 0 {
-		t.Fatalf("%s: RTM_GETLINK va: IFLA_LINK_NETNSID %d while N has its handle: want N's id for P", s, before)
+		t.Fatalf("%s: RTM_GETLINK va: IFLA_LINK_NETNSID %d while N has its handle: want N's id for P", raw, before)
 	}
 	if err := n.Close(); err != nil {
 		t.Fatalf("netns N: close handle: %v", err)
 	}
-	waitThreadsLeave(t, ino)
+	waitThreadsLeave(t, st.Ino)
 	if after := linkNetnsid(t, s, "va"); after != before {
-		t.Errorf("%s: RTM_GETLINK va with s as N's one reference: IFLA_LINK_NETNSID %d, want %d as before: a live netns names its peers (only a dying one answers -1)", s, after, before)
+		t.Errorf("%s: RTM_GETLINK va with s as N's one reference: IFLA_LINK_NETNSID %d, want %d as before: a live netns names its peers (only a dying one answers -1)", raw, after, before)
 	}
 }
 
@@ -77,86 +75,35 @@ func netnsHeldBySocketNamesPeers(t selftests.T) {
 // thread ends, and the runtime ends the thread after it.
 func waitThreadsLeave(t selftests.T, ino uint64) {
 	t.Helper()
-	want := fmt.Sprintf("net:[%d]", ino)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		in := 0
-		tasks, _ := filepath.Glob("/proc/self/task/*/ns/net")
-		for _, l := range tasks {
-			if v, err := os.Readlink(l); err == nil && v == want {
-				in++
-			}
-		}
-		if in == 0 {
+		in := netns.ThreadsIn(ino)
+		if len(in) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d threads of the program still in %s after 10s", in, want)
+			t.Fatalf("threads %v of the program still in netns N (net:[%d]) after 10s", in, ino)
 		}
 		time.Sleep(time.Millisecond)
 	}
 }
 
-// request sends r from s and reads its ACK (s is subscribed to nothing:
-// nothing else comes).
-func request(t selftests.T, s *selftests.Sock, r rtnl.Request) {
+// linkNetnsid asks c for the link called name and returns its
+// IFLA_LINK_NETNSID.
+func linkNetnsid(t selftests.T, c *rtnl.Conn, name string) int32 {
 	t.Helper()
-	seq := s.Request(r, 0)
-	dg, err := s.Recv()
+	rep, err := c.Do(rtnl.GetLink(name))
 	if err != nil {
-		t.Fatalf("%s: %s (seq %d): %v", s, r.Name, seq, err)
+		t.Fatalf("%s: %v", c.Sock, err)
 	}
-	if len(dg.Msgs) != 1 || dg.Msgs[0].Header.Type != netlink.Error || dg.Msgs[0].Header.Sequence != seq || len(dg.Msgs[0].Data) < 4 {
-		t.Fatalf("%s: %s (seq %d): %s, want its ACK", s, r.Name, seq, headers(dg.Msgs))
+	if len(rep.Msgs) != 1 || rep.Msgs[0].Header.Type != unix.RTM_NEWLINK {
+		t.Fatalf("%s: RTM_GETLINK %s: %s, want one RTM_NEWLINK", c.Sock, name, headers(rep.Msgs))
 	}
-	if e := int32(binary.NativeEndian.Uint32(dg.Msgs[0].Data)); e != 0 {
-		t.Fatalf("%s: %s: error %d", s, r.Name, e)
+	id, err := linkNetnsidAttr(rep.Msgs[0].Data)
+	if err != nil {
+		t.Fatalf("%s: RTM_GETLINK %s: %v", c.Sock, name, err)
 	}
-}
-
-// linkNetnsid sends RTM_GETLINK for name from s and returns the reply's
-// IFLA_LINK_NETNSID; the reply and the ACK are queued before sendmsg()
-// returns.
-func linkNetnsid(t selftests.T, s *selftests.Sock, name string) int32 {
-	t.Helper()
-	seq := s.Request(rtnl.GetLink(name), 0)
-	var id *int32
-	for acked := false; !acked; {
-		dg, err := s.Recv()
-		if errors.Is(err, nlsock.ErrEmpty) {
-			t.Fatalf("%s: RTM_GETLINK %s (seq %d): no ACK", s, name, seq)
-		}
-		if err != nil {
-			t.Fatalf("%v", err)
-		}
-		for _, m := range dg.Msgs {
-			if m.Header.Sequence != seq {
-				t.Fatalf("%s: RTM_GETLINK %s (seq %d): %s", s, name, seq, headers([]netlink.Message{m}))
-			}
-			switch m.Header.Type {
-			case unix.RTM_NEWLINK:
-				v, err := linkNetnsidAttr(m.Data)
-				if err != nil {
-					t.Fatalf("%s: RTM_GETLINK %s: %v", s, name, err)
-				}
-				id = &v
-			case netlink.Error:
-				if len(m.Data) < 4 {
-					t.Fatalf("%s: RTM_GETLINK %s: a short NLMSG_ERROR", s, name)
-				}
-				if e := int32(binary.NativeEndian.Uint32(m.Data)); e != 0 {
-					t.Fatalf("%s: RTM_GETLINK %s: error %d", s, name, e)
-				}
-				acked = true
-			default:
-				t.Fatalf("%s: RTM_GETLINK %s: %s", s, name, headers([]netlink.Message{m}))
-			}
-		}
-	}
-	if id == nil {
-		t.Fatalf("%s: RTM_GETLINK %s: ACK without an RTM_NEWLINK", s, name)
-	}
-	return *id
+	return id
 }
 
 // linkNetnsidAttr reads IFLA_LINK_NETNSID from an RTM_NEWLINK's payload.
