@@ -42,11 +42,11 @@ func TestParseDiagEntry(t *testing.T) {
 		want diagEntry
 	}{
 		{"groups 5 and 33", diagMsg(unix.AF_NETLINK, 0, 0, 4242, attr(diagAttrGroups, 0x10, 0, 0, 0, 1, 0, 0, 0), flags),
-			diagEntry{typ: unix.SOCK_RAW, state: 7, ino: 4242, groups: []uint32{5, 33}}},
+			diagEntry{typ: unix.SOCK_RAW, ino: 4242, groups: []uint32{5, 33}}},
 		{"bitmap all zero", diagMsg(unix.AF_NETLINK, 0, 77, 1, attr(diagAttrGroups, 0, 0, 0, 0, 0, 0, 0, 0)),
-			diagEntry{typ: unix.SOCK_RAW, state: 7, portid: 77, ino: 1, groups: []uint32{}}},
+			diagEntry{typ: unix.SOCK_RAW, portid: 77, ino: 1}},
 		{"no groups attribute", diagMsg(unix.AF_NETLINK, 0, 77, 1, flags),
-			diagEntry{typ: unix.SOCK_RAW, state: 7, portid: 77, ino: 1}},
+			diagEntry{typ: unix.SOCK_RAW, portid: 77, ino: 1}},
 	} {
 		got, err := parseDiagEntry(tc.b)
 		if err != nil || !reflect.DeepEqual(got, tc.want) {
