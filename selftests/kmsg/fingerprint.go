@@ -3,6 +3,7 @@
 package kmsg
 
 import (
+	"fmt"
 	"regexp"
 	"sort"
 	"strings"
@@ -390,18 +391,27 @@ func readLocks(lines []string) []string {
 }
 
 // NetlinkFingerprint says why a fingerprint would match reports raised in
-// net/netlink, the code the series changes, or "": a known-report entry
-// that does would hide a new report there. It does when it names a file
-// in net/netlink or one of netlink's lock classes, or when one of the top
-// two frames of one of its stacks
-// (the function that raised the report, and its caller, which is where
-// a helper such as refcount_inc or skb_put was called from) is netlink's:
-// a name with "netlink" or "nlk" in it, or af_netlink.c's other functions.
-// A frame further down is the path that led there, and every delivery to
-// a socket passes through netlink's (__netlink_sendskb under pollwake).
+// the code the series changes or that carries its notifications, or "": a
+// known-report entry that does would hide a new report there. That code
+// is the files of netlink_functions.txt, made from the kernel sources:
+// net/netlink, net/core/rtnetlink.c, net/core/net_namespace.c, the
+// headers whose inlines are their interfaces, and the series' files. A
+// fingerprint matches when it names a file:line in one of them, or one of
+// netlink's lock classes, or when a frame it names is a function one of
+// them defines (a name the table has; clone suffixes are already gone
+// from a fingerprint). For a KCSAN race only the top two frames of each
+// access's stack count: the function that made the access, which names
+// the raced variable, and its caller (where an inlined helper was called
+// from); below them is the path that led there, and every delivery to a
+// socket passes through netlink's (__netlink_sendskb under pollwake). For
+// every other kind, the check fired in a helper on what its callers gave
+// it (skb_put on __nlmsg_put's length, refcount_dec on put_net's count),
+// so every frame of the fingerprint counts.
 func NetlinkFingerprint(fp string) string {
-	if m := fileLine.FindStringSubmatch(fp); m != nil && strings.HasPrefix(m[1], "net/netlink/") {
-		return "it names " + m[1]
+	if m := fileLine.FindStringSubmatch(fp); m != nil {
+		if file, _, _ := strings.Cut(m[1], ":"); strings.HasPrefix(file, "net/netlink/") || netlinkFiles[file] {
+			return "it names " + m[1]
+		}
 	}
 	head, frames, ok := strings.Cut(fp, ": ")
 	if !ok {
@@ -414,12 +424,16 @@ func NetlinkFingerprint(fp string) string {
 			}
 		}
 	}
+	depth := FingerprintFrames
+	if strings.HasPrefix(head, "KCSAN") {
+		depth = 2
+	}
 	for _, stack := range strings.Split(frames, " / ") {
 		stack, _, _ = strings.Cut(stack, " (")
 		names := strings.Split(stack, ":")
-		for i := 0; i < len(names) && i < 2; i++ {
-			if netlinkFunc(names[i]) {
-				return "its stack has " + names[i] + " at the top"
+		for i := 0; i < len(names) && i < depth; i++ {
+			if file := netlinkFile(names[i]); file != "" {
+				return fmt.Sprintf("its stack has %s (%s) at frame %d", names[i], file, i+1)
 			}
 		}
 	}
@@ -427,13 +441,10 @@ func NetlinkFingerprint(fp string) string {
 }
 
 // netlinkLock says whether a lock class is net/netlink's: nl_table_lock,
-// &nlk->cb_mutex, &nlk->groups's, a netlink_* key.
+// &nlk->cb_mutex, &nlk->groups's, a netlink_* key. Lock classes are
+// named by lockdep after the lock's variable or field, not after a
+// function, so the function table cannot say.
 func netlinkLock(class string) bool {
 	return strings.Contains(class, "netlink") || strings.Contains(class, "nlk") ||
 		strings.HasPrefix(class, "nl_") || strings.Contains(class, "->nl_")
-}
-
-func netlinkFunc(name string) bool {
-	return strings.Contains(name, "netlink") || strings.Contains(name, "nlk") ||
-		name == "do_one_broadcast" || name == "do_one_set_err" || strings.HasPrefix(name, "genl_")
 }

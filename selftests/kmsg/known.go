@@ -25,9 +25,10 @@ var known, refused = parseKnown(knownReports)
 
 // parseKnown reads a known-report list. Every line that is neither blank
 // nor a comment is a fingerprint, taken as it is (spaces at its ends
-// trimmed). An entry that would match reports raised in net/netlink
-// (NetlinkFingerprint) is refused: it would hide a new report in the code
-// the series changes. refused says, for each, why.
+// trimmed). An entry that would match reports raised in netlink's,
+// rtnetlink's or the network namespace's code (NetlinkFingerprint) is
+// refused: it would hide a new report in the code the series changes or
+// runs on. refused says, for each, why.
 func parseKnown(text string) (list map[string]string, refused []string) {
 	list = map[string]string{}
 	var comment []string
@@ -41,7 +42,7 @@ func parseKnown(text string) (list map[string]string, refused []string) {
 		default:
 			for _, fp := range expandKnown(l) {
 				if why := NetlinkFingerprint(fp); why != "" {
-					refused = append(refused, fmt.Sprintf("known_reports.txt: %q refused: %s, so it would hide a report in net/netlink", fp, why))
+					refused = append(refused, fmt.Sprintf("known_reports.txt: %q refused: %s, so it would hide a report in netlink's, rtnetlink's or the network namespace's code", fp, why))
 					continue
 				}
 				list[fp] = strings.Join(comment, " ")

@@ -49,9 +49,11 @@ var netInfixes = []string{
 }
 
 // networkingFunc says whether a function (a stack frame's name, without
-// its offset or clone suffix) is networking code.
+// its offset or clone suffix) is networking code: netlink's, rtnetlink's
+// or the namespace's (netlink_functions.txt), or a name the lists above
+// take.
 func networkingFunc(name string) bool {
-	if netlinkFunc(name) {
+	if netlinkFile(name) != "" {
 		return true
 	}
 	for _, p := range notNet {
