@@ -5,6 +5,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -77,9 +78,13 @@ type sequence struct {
 	Times  map[string]time.Duration
 	// changed is when learn made its change: install is timed from it.
 	changed time.Time
-	// obsFrom is the observer's first line after the last marker;
-	// learnFrom is learn's (install judges what learn's changes caused).
-	obsFrom, learnFrom int
+	// obsFrom is the observer's first line after the last marker.
+	obsFrom int
+	// carried are the BGP routes of learn's change that the observer
+	// had not printed by learn's marker: install requires them.
+	carried []event
+	// linkLocals are the stub links' link-local addresses (withdraw_link).
+	linkLocals []netip.Prefix
 	// within overrides convergeWithin (the tests' wrong expectations).
 	within time.Duration
 }
@@ -269,7 +274,7 @@ func (s *sequence) begin(t selftests.T) {
 	// Timed from the last daemon's start: the starts have bounds of their
 	// own, and under emulation they can take most of sessionsWithin.
 	s.converge(t, "start", "BGP sessions up, every router's loopbacks in every kernel", sessionsWithin, s.sessionsUp, time.Now())
-	if s.obsFrom, err = l.obs.mark(observerWithin); err != nil {
+	if s.obsFrom, _, err = l.obs.mark(observerWithin); err != nil {
 		t.Fatalf("the observer: %v", err)
 	}
 }
