@@ -75,7 +75,7 @@ func TestDeafToRoutesFailsWithdrawRoute(t *testing.T) {
 func TestDeafObserverFailsLearn(t *testing.T) {
 	runDeaf(t, "obs:routes", "learn",
 		"self-test -inject-deaf obs:routes: ip monitor all-nsid in netns obs (pid ",
-		"did not see what the step changed",
+		"did not print exactly what the step changed",
 		"missing: [nsid 1][ROUTE]unicast 203.0.113.0/29 table main",
 		"missing: [nsid 3][ROUTE]unicast 2001:db8:201:2::/64 table main")
 }

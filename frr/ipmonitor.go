@@ -311,25 +311,114 @@ type monObserver struct {
 }
 
 // expected is the series' notifications as an observer whose events carry
-// nsid sees them. Where a change has alternatives, the one whose first
-// event is the observer's next is taken, else the first: the kernel sends
-// exactly one of them, and an observer that has neither is shown against
-// the first.
-func expected(series []change, nsid string, got []event) []event {
+// nsid sees them, with alts[k] the alternative taken for the k-th change
+// that has alternatives.
+func expected(series []change, nsid string, alts []int) []event {
 	var want []event
+	k := 0
 	for _, c := range series {
 		alt := c.notifies[0]
-		for _, a := range c.notifies {
-			if len(want) < len(got) && withNSID(a[0], nsid) == got[len(want)] {
-				alt = a
-				break
-			}
+		if len(c.notifies) > 1 {
+			alt = c.notifies[alts[k]]
+			k++
 		}
 		for _, e := range alt {
 			want = append(want, withNSID(e, nsid))
 		}
 	}
 	return want
+}
+
+// noAlt is an observer's choice when none of a change's alternatives is
+// what it received next.
+const noAlt = -1
+
+// choices says, for each change of series that has alternatives, which
+// one an observer whose events carry nsid received: the first whose
+// events all come next in got (each earlier change taken as the
+// expectation states it), or noAlt.
+func choices(series []change, nsid string, got []event) []int {
+	var out []int
+	pos := 0
+	for _, c := range series {
+		take := 0
+		if len(c.notifies) > 1 {
+			take = noAlt
+			for i, a := range c.notifies {
+				if pos+len(a) <= len(got) && slices.EqualFunc(a, got[pos:pos+len(a)], func(w, g event) bool { return withNSID(w, nsid) == g }) {
+					take = i
+					break
+				}
+			}
+			out = append(out, take)
+		}
+		if take != noAlt {
+			pos += len(c.notifies[take])
+		} else {
+			pos += len(c.notifies[0])
+		}
+	}
+	return out
+}
+
+// agreedAlternatives is, for each change with alternatives, the one the
+// kernel sent: the kernel decides once for the notification, so every
+// observer must have received the same. It is the one most observers
+// received (on a tie, the first observer's), and disagreements names
+// each observer that received another. (One that received none of them
+// fails its own comparison.)
+func agreedAlternatives(series []change, observers []monObserver) (agreed []int, disagreements []string) {
+	per := make([][]int, len(observers))
+	for i, o := range observers {
+		per[i] = choices(series, o.nsid, o.got)
+	}
+	var withAlts []change
+	for _, c := range series {
+		if len(c.notifies) > 1 {
+			withAlts = append(withAlts, c)
+		}
+	}
+	for k, c := range withAlts {
+		votes := map[int]int{}
+		best := noAlt
+		for i := range observers {
+			a := per[i][k]
+			if a == noAlt {
+				continue
+			}
+			votes[a]++
+			if best == noAlt || votes[a] > votes[best] {
+				best = a
+			}
+		}
+		if best == noAlt {
+			best = 0 // none matched: each is shown against the first
+		}
+		agreed = append(agreed, best)
+		var who []string
+		for i, o := range observers {
+			if per[i][k] != best && per[i][k] != noAlt {
+				who = append(who, fmt.Sprintf("%s received %s", o.name, describeAlt(c, per[i][k])))
+			}
+		}
+		if len(who) > 0 {
+			disagreements = append(disagreements, fmt.Sprintf("%q: the kernel sends one of its alternatives to every observer, but they differ: %d of %d received %s; %s",
+				c.what, votes[best], len(observers), describeAlt(c, best), strings.Join(who, "; ")))
+		}
+	}
+	return agreed, disagreements
+}
+
+// describeAlt names alternative a of change c by its events.
+func describeAlt(c change, a int) string {
+	if a == noAlt {
+		return "none of its alternatives"
+	}
+	var es []string
+	for _, e := range c.notifies[a] {
+		es = append(es, e.String())
+	}
+	return fmt.Sprintf("alternative %d (%s)", a+1, strings.Join(es, ", "))
 }
 
 func seriesText(series []change) string {
@@ -343,11 +432,13 @@ func seriesText(series []change) string {
 func withNSID(e event, nsid string) event { e.NSID = nsid; return e }
 
 // judge compares every observer with the expectation derived from the
-// series and returns one failure for each that differs.
+// series, every change with alternatives taken as the observers agree it
+// came, and returns one failure for each observer that differs and one
+// for each change whose alternative the observers disagree on.
 func judge(series []change, observers []monObserver) []string {
-	var fails []string
+	alts, fails := agreedAlternatives(series, observers)
 	for _, o := range observers {
-		want := expected(series, o.nsid, o.got)
+		want := expected(series, o.nsid, alts)
 		if d := compareEvents(want, o.got); d != "" {
 			fails = append(fails, fmt.Sprintf("%s: %d events, want %d (from the series of changes: %s):\n%s", o.name, len(o.got), len(want), seriesText(series), d))
 		}

@@ -28,7 +28,8 @@ type event struct {
 	Label   string // ADDR, ROUTE, LINK, NEXTHOP
 	Deleted bool
 	// Key is what identifies the object and, for a link, the state the
-	// notification reports: "198.51.100.1/32 dev 1", "local 198.51.100.1
+	// notification reports (for an address, " tentative" while DAD
+	// runs; only ip's output is read for it): "198.51.100.1/32 dev 1", "local 198.51.100.1
 	// table local", "id 5", "mon0 up state LOWERLAYERDOWN".
 	Key string
 	// From is the sender's portid as a harness socket saw it in msg_name:
@@ -117,6 +118,11 @@ func parseIPMonitorLine(l string) (event, error) {
 		var addr string
 		if addr, err = fieldAfter(f, "inet", "inet6"); err == nil {
 			e.Key = fmt.Sprintf("%s dev %s", addr, strings.TrimSuffix(f[0], ":"))
+		}
+		// An IPv6 address is notified tentative when added and again
+		// when DAD ends: two notifications, told apart by the flag.
+		if slices.Contains(f, "tentative") {
+			e.Key += " tentative"
 		}
 	case "ROUTE": // [TYPE] DST ... [table T] ...
 		e.Key, err = ipRouteKey(f)

@@ -239,3 +239,31 @@ func TestCompareEvents(t *testing.T) {
 		t.Fatal("equal events reported as different")
 	}
 }
+
+// An observer that lost the set-up's RTM_NEWLINK (UNKNOWN) has, on its
+// own, what the other alternative states: the kernel chose once for all,
+// so it fails, named, against the alternative the others received. (The
+// old rule let each observer pick its own alternative and passed this.)
+func TestJudgeObserversTakeOneAlternative(t *testing.T) {
+	for _, lost := range []int{0, 3} {
+		obs := fourObservers(1)
+		setUp := slices.Index(obs[lost].got, withNSID(linkEvent("mon0", true, "UNKNOWN"), obs[lost].nsid))
+		obs[lost].got = slices.Delete(obs[lost].got, setUp, setUp+1)
+		fails := judge(changeSeries(999), obs)
+		t.Logf("the diagnosis:\n%s", strings.Join(fails, "\n"))
+		if len(fails) != 2 {
+			t.Fatalf("observer %s lost the set-up's event: %d failures, want the disagreement and its comparison: %q", obs[lost].name, len(fails), fails)
+		}
+		want := `"set mon0 up": the kernel sends one of its alternatives to every observer, but they differ: 3 of 4 received alternative 2 (`
+		if !strings.HasPrefix(fails[0], want) || !strings.Contains(fails[0], obs[lost].name+" received alternative 1 (") {
+			t.Errorf("the disagreement is not named: %q", fails[0])
+		}
+		if !strings.HasPrefix(fails[1], obs[lost].name+": ") {
+			t.Errorf("the observer's comparison is not shown: %q", fails[1])
+		}
+	}
+	// Every observer with the one-event alternative: the kernel's choice.
+	if fails := judge(changeSeries(999), fourObservers(0)); len(fails) != 0 {
+		t.Fatalf("%q", fails)
+	}
+}

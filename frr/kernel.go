@@ -39,8 +39,9 @@ type knexthop struct {
 
 // kaddr is an address of an interface.
 type kaddr struct {
-	Index  uint32
-	Prefix netip.Prefix
+	Index     uint32
+	Prefix    netip.Prefix
+	Tentative bool // IPv6 DAD still runs
 }
 
 // kstate is one dump of a namespace.
@@ -298,7 +299,7 @@ func parseAddr(b []byte) (kaddr, bool) {
 	if len(b) < unix.SizeofIfAddrmsg {
 		return kaddr{}, false
 	}
-	a := kaddr{Index: binary.NativeEndian.Uint32(b[4:])}
+	a := kaddr{Index: binary.NativeEndian.Uint32(b[4:]), Tentative: b[2]&unix.IFA_F_TENTATIVE != 0}
 	var addr, local netip.Addr
 	ok := decodeAttrs(b[unix.SizeofIfAddrmsg:], func(typ uint16, v []byte) {
 		ip, good := netip.AddrFromSlice(v)

@@ -106,7 +106,7 @@ func (l *lab) makeObserver(ip string) error {
 	// Markers until one is printed: ip may drop the first while it dumps.
 	deadline := time.Now().Add(observerWithin)
 	for {
-		_, err := o.mark(200 * time.Millisecond)
+		_, _, err := o.mark(200 * time.Millisecond)
 		if err == nil {
 			return nil
 		}
@@ -132,15 +132,20 @@ func (o *observer) since(from int) []string {
 	return append([]string(nil), o.lines[min(from, len(o.lines)):]...)
 }
 
+// markerEvent is marker id as the observer prints it.
+func markerEvent(id uint32) event {
+	return event{NSID: fmt.Sprint(markerNSID), Label: "NEXTHOP", Key: fmt.Sprintf("id %d", id)}
+}
+
 // mark makes a marker and waits for ip to print it; it returns the index
-// of the line after it.
-func (o *observer) mark(within time.Duration) (int, error) {
+// of the line after it, and the marker's id.
+func (o *observer) mark(within time.Duration) (int, uint32, error) {
 	o.nextID++
 	id := o.nextID
 	if err := o.marker(id); err != nil {
-		return 0, fmt.Errorf("marker nexthop %d in h1: %w", id, err)
+		return 0, id, fmt.Errorf("marker nexthop %d in h1: %w", id, err)
 	}
-	want := event{NSID: fmt.Sprint(markerNSID), Label: "NEXTHOP", Key: fmt.Sprintf("id %d", id)}
+	want := markerEvent(id)
 	deadline := time.NewTimer(within)
 	defer deadline.Stop()
 	for {
@@ -148,7 +153,7 @@ func (o *observer) mark(within time.Duration) (int, error) {
 		for i := len(o.lines) - 1; i >= 0; i-- {
 			if e, err := parseIPMonitorLine(o.lines[i]); err == nil && e == want {
 				o.mu.Unlock()
-				return i + 1, nil
+				return i + 1, id, nil
 			}
 		}
 		o.mu.Unlock()
@@ -156,9 +161,9 @@ func (o *observer) mark(within time.Duration) (int, error) {
 		case <-o.grew:
 		case <-o.eof:
 			<-o.p.done
-			return 0, fmt.Errorf("%s exited (%v) before printing %s; stderr: %s", o, o.p.err, want, oneLine(o.stderr.String()))
+			return 0, id, fmt.Errorf("%s exited (%v) before printing %s; stderr: %s", o, o.p.err, want, oneLine(o.stderr.String()))
 		case <-deadline.C:
-			return 0, fmt.Errorf("%s did not print %s within %v", o, want, within)
+			return 0, id, fmt.Errorf("%s did not print %s within %v", o, want, within)
 		}
 	}
 }
@@ -178,36 +183,117 @@ func (o *observer) close() {
 	o.ns.Close()
 }
 
+// stepEvents is what a step's changes make the observer print, each event
+// with the id of the namespace it happens in. Every printed event must be
+// one of them, or match one of Rules; none may be printed twice.
+type stepEvents struct {
+	// Ordered are the notifications of the harness's own requests, made
+	// one after the other, each acknowledged before the next: each once,
+	// in this order (a link's by name and admin state, linkWanted).
+	Ordered []event
+	// Required are each once, in any order: what the kernel does
+	// itself because of a request (the routes of an address, DAD's
+	// end), and the routes the zebras install or delete.
+	Required []event
+	// Early may each come once now, or else must come in a later step
+	// (learn's BGP routes, which install waits for).
+	Early []event
+	// Rules explain what else the kernel or FRR may print, by kind.
+	Rules []allowance
+	// Marker is the step's last event, the marker nexthop in h1.
+	Marker event
+}
+
+// allowance explains events the lab cannot predict one by one.
+type allowance struct {
+	Why   string
+	Match func(event) bool
+}
+
 // judgeObserved says what is wrong with lines, what the observer printed
-// during a step, given the events the step's changes must have caused
-// (want, each with the id of the router it happened in): a line ip could
-// not read, an event from a namespace the observer has no id for, or
-// from its own ("current": nothing changes there), and every wanted
-// event missing, as often as it is missing.
-func judgeObserved(lines []string, want []event) []string {
+// during a step, given what the step's changes make (want): a line ip
+// could not read, an event printed twice (the kernel sends each
+// notification once, so a second copy is a doubled delivery), an
+// ordered event missing or out of order, a required one missing, the
+// marker not last, and every other event that no rule explains (a
+// namespace the observer has no id for, or its own: nothing changes
+// there). It returns the problems and the Early events that came.
+func judgeObserved(lines []string, want stepEvents) (problems []string, early []event) {
 	got, bad := parseIPMonitor(lines)
-	var problems []string
 	for _, b := range bad {
 		problems = append(problems, "unreadable line "+b)
+	}
+	seen := map[event]int{}
+	for _, e := range got {
+		if seen[e]++; seen[e] == 2 {
+			problems = append(problems, fmt.Sprintf("printed twice or more: %s (the kernel sends each notification once: a doubled delivery)", e))
+		}
+	}
+	used := make([]bool, len(got))
+	take := func(match func(event) bool) int {
+		for i, g := range got {
+			if !used[i] && match(g) {
+				used[i] = true
+				return i
+			}
+		}
+		return -1
+	}
+	if n := len(got); n == 0 || got[n-1] != want.Marker {
+		problems = append(problems, fmt.Sprintf("the step's marker %s is not the last event", want.Marker))
+	} else {
+		used[n-1] = true
+	}
+	last, lastWant := -1, event{}
+	for _, w := range want.Ordered {
+		i := take(func(g event) bool { return linkWanted(w, g) })
+		switch {
+		case i < 0:
+			problems = append(problems, fmt.Sprintf("missing: %s", w))
+		case i < last:
+			problems = append(problems, fmt.Sprintf("out of order: %s printed before %s, which the harness made first", w, lastWant))
+		default:
+			last, lastWant = i, w
+		}
+	}
+	for _, w := range want.Required {
+		if take(func(g event) bool { return g == w }) < 0 {
+			problems = append(problems, fmt.Sprintf("missing: %s", w))
+		}
+	}
+	for _, w := range want.Early {
+		if take(func(g event) bool { return g == w }) >= 0 {
+			early = append(early, w)
+		}
 	}
 	known := []string{fmt.Sprint(markerNSID)}
 	for i := range routerCount {
 		known = append(known, routerNSID(i))
 	}
-	for _, e := range got {
-		if !slices.Contains(known, e.NSID) {
-			problems = append(problems, fmt.Sprintf("%s: from a namespace that is neither a router's (ids 1-%d) nor h1 (%d)", e, routerCount, markerNSID))
-		}
-	}
-	left := slices.Clone(got)
-	for _, w := range want {
-		if i := slices.IndexFunc(left, func(g event) bool { return linkWanted(w, g) }); i >= 0 {
-			left = slices.Delete(left, i, i+1)
+	for i, g := range got {
+		if used[i] || seen[g] > 1 {
 			continue
 		}
-		problems = append(problems, fmt.Sprintf("missing: %s", w))
+		if !slices.Contains(known, g.NSID) {
+			problems = append(problems, fmt.Sprintf("%s: from a namespace that is neither a router's (ids 1-%d) nor h1 (%d)", g, routerCount, markerNSID))
+			continue
+		}
+		if !slices.ContainsFunc(want.Rules, func(a allowance) bool { return a.Match(g) }) {
+			problems = append(problems, fmt.Sprintf("unexplained: %s (neither the step's changes nor %s)", g, describeRules(want.Rules)))
+		}
 	}
-	return problems
+	return problems, early
+}
+
+func describeRules(rules []allowance) string {
+	if len(rules) == 0 {
+		return "any rule"
+	}
+	var w []string
+	for _, r := range rules {
+		w = append(w, r.Why)
+	}
+	return strings.Join(w, "; ")
 }
 
 // describeObserved is lines for a diagnostic: the first and last few.

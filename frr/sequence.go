@@ -5,6 +5,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -76,9 +78,13 @@ type sequence struct {
 	Times  map[string]time.Duration
 	// changed is when learn made its change: install is timed from it.
 	changed time.Time
-	// obsFrom is the observer's first line after the last marker;
-	// learnFrom is learn's (install judges what learn's changes caused).
-	obsFrom, learnFrom int
+	// obsFrom is the observer's first line after the last marker.
+	obsFrom int
+	// carried are the BGP routes of learn's change that the observer
+	// had not printed by learn's marker: install requires them.
+	carried []event
+	// linkLocals are the stub links' link-local addresses (withdraw_link).
+	linkLocals []netip.Prefix
 	// within overrides convergeWithin (the tests' wrong expectations).
 	within time.Duration
 }
@@ -142,49 +148,83 @@ func (s *sequence) runStep(t selftests.T, i int) {
 	}
 	s.requireAlive(t)
 	s.injectBefore(t, steps[i].Name)
-	var flips int64
-	if s.flip != nil {
-		flips = s.flip.count.Load()
-	}
+	began := time.Now()
 	steps[i].Run(s, t)
+	ended := time.Now()
 	s.requireAlive(t)
 	if s.flip != nil {
-		n, err := flipsLanded(flips, s.flip.count.Load, s.flip.failure, s.deadline(), selftests.Done(t))
-		if err != nil {
-			t.Fatalf("%v", err)
+		n, problem := judgeFlips(s.flip.landings(began, ended), began, ended, s.flip.failure())
+		if problem != "" {
+			t.Fatalf("%s", problem)
 		}
-		t.Logf("%d flips of net.core.netlink_route_mc_index landed during the step", n)
+		t.Logf("%d flips of net.core.netlink_route_mc_index landed during the step's %v, in each of its %d parts", n, ended.Sub(began).Round(time.Millisecond), flipParts)
+	} else if prog.sw != nil {
+		// A held switch that moved during the step ran the step in
+		// another mode than its name says.
+		if p := heldSwitchProblem(prog.sw.Read, s.Mode.Value); p != "" {
+			t.Fatalf("%s", p)
+		}
 	}
 	if !t.Failed() {
 		s.passed = i
 	}
 }
 
-// flipsLanded waits until the writer's count has passed before (its value
-// when the step began), and returns how many flips landed since: a step
-// of the flipping mode during which none landed proved nothing about
-// flips. A step of a few milliseconds may end between two flips, so the
-// count gets within (the step's deadline) to move; failure is the
-// writer's own error, if it stopped.
-func flipsLanded(before int64, count func() int64, failure func() error, within time.Duration, stop <-chan struct{}) (int64, error) {
-	deadline := time.NewTimer(within)
-	defer deadline.Stop()
-	for {
-		if n := count() - before; n > 0 {
-			return n, nil
+// heldSwitchProblem reads the switch (read) at the end of a step of a
+// mode that holds it at value, and says what is wrong if it moved or
+// cannot be read.
+func heldSwitchProblem(read func() (string, error), value string) string {
+	v, err := read()
+	switch {
+	case err != nil:
+		return fmt.Sprintf("net.core.netlink_route_mc_index unreadable at the end of the step (held at %s for the sequence): %v", value, err)
+	case v != value:
+		return fmt.Sprintf("net.core.netlink_route_mc_index reads %s at the end of the step, held at %s for the sequence: the step did not run in its mode", v, value)
+	}
+	return ""
+}
+
+// flipParts is how many equal parts a step of the flipping mode is cut
+// into, each of which must have a flip landed in it: flips throughout the
+// step, while its notifications are sent, not one at its edge.
+const flipParts = 4
+
+// judgeFlips says what is wrong with the flips that landed (written and
+// read back, each at its time in landings) during a step of the flipping
+// mode that ran from began to ended: none in one of its flipParts parts
+// (the writer stalled or stopped; failure is its error, if it stopped).
+// It returns how many landed.
+func judgeFlips(landings []time.Time, began, ended time.Time, failure error) (int, string) {
+	window := ended.Sub(began)
+	part := window / flipParts
+	var seen [flipParts]bool
+	n := 0
+	for _, l := range landings {
+		if l.Before(began) || l.After(ended) || part <= 0 {
+			continue
 		}
-		select {
-		case <-deadline.C:
-			why := "the writer still runs"
-			if err := failure(); err != nil {
-				why = "the writer stopped: " + err.Error()
+		n++
+		seen[min(int(l.Sub(began)/part), flipParts-1)] = true
+	}
+	var empty []string
+	for k, ok := range seen {
+		if !ok {
+			to := time.Duration(k+1) * part
+			if k == flipParts-1 {
+				to = window
 			}
-			return 0, fmt.Errorf("no flip of net.core.netlink_route_mc_index landed during the step nor %v after it (the writer's count stayed at %d; %s): the step proved nothing about flips", within, before, why)
-		case <-stop:
-			return 0, fmt.Errorf("stopped while waiting for a flip of net.core.netlink_route_mc_index (the writer's count stayed at %d)", before)
-		case <-time.After(time.Millisecond):
+			empty = append(empty, fmt.Sprintf("%v to %v", (time.Duration(k)*part).Round(time.Millisecond), to.Round(time.Millisecond)))
 		}
 	}
+	if len(empty) == 0 {
+		return n, ""
+	}
+	why := "the writer still runs"
+	if failure != nil {
+		why = "the writer stopped: " + failure.Error()
+	}
+	return n, fmt.Sprintf("%d flips of net.core.netlink_route_mc_index landed during the step's %v, none from %s after its start (%s): the step did not run under flips throughout",
+		n, window.Round(time.Millisecond), strings.Join(empty, ", "), why)
 }
 
 func skipReason() string {
@@ -234,7 +274,7 @@ func (s *sequence) begin(t selftests.T) {
 	// Timed from the last daemon's start: the starts have bounds of their
 	// own, and under emulation they can take most of sessionsWithin.
 	s.converge(t, "start", "BGP sessions up, every router's loopbacks in every kernel", sessionsWithin, s.sessionsUp, time.Now())
-	if s.obsFrom, err = l.obs.mark(observerWithin); err != nil {
+	if s.obsFrom, _, err = l.obs.mark(observerWithin); err != nil {
 		t.Fatalf("the observer: %v", err)
 	}
 }
@@ -375,6 +415,20 @@ type flipper struct {
 	count atomic.Int64 // the flips written and read back
 	mu    sync.Mutex
 	err   error
+	// landed is when each flip was read back, in order.
+	landed []time.Time
+}
+
+// landings are the times of the flips read back from began to ended.
+func (f *flipper) landings(began, ended time.Time) []time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	lo, _ := slices.BinarySearchFunc(f.landed, began, func(l, t time.Time) int { return l.Compare(t) })
+	hi, _ := slices.BinarySearchFunc(f.landed, ended, func(l, t time.Time) int { return l.Compare(t) })
+	for hi < len(f.landed) && f.landed[hi].Equal(ended) {
+		hi++
+	}
+	return slices.Clone(f.landed[lo:hi])
 }
 
 // failure is the error that stopped the writer, if any.
@@ -401,6 +455,9 @@ func startFlipper(sw *mcswitch.Switch) *flipper {
 				f.mu.Unlock()
 				return
 			}
+			f.mu.Lock()
+			f.landed = append(f.landed, time.Now())
+			f.mu.Unlock()
 			f.count.Add(1)
 			time.Sleep(time.Millisecond) // pace: leave the CPUs to the daemons
 		}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -88,32 +87,80 @@ func TestMissingPingSkipsEverySequenceCase(t *testing.T) {
 	}
 }
 
-// In the flipping mode a step during which no flip landed fails, saying
-// so, and says why the writer stopped if it did.
-func TestFlipsLanded(t *testing.T) {
-	var n atomic.Int64
-	none := func() error { return nil }
-	if _, err := flipsLanded(0, n.Load, none, 50*time.Millisecond, nil); err == nil ||
-		!strings.Contains(err.Error(), "no flip of net.core.netlink_route_mc_index landed during the step") {
-		t.Errorf("a count that stayed: %v", err)
+// In the flipping mode a step fails unless flips landed in every quarter
+// of its own window: none at all, one only (the old rule's "enough"),
+// flips only before or after the step (the old rule counted one up to the
+// step's deadline after it), or a writer that stalled halfway. The
+// failure says where flips were missing and why the writer stopped.
+func TestJudgeFlips(t *testing.T) {
+	began := time.Unix(1000, 0)
+	ended := began.Add(time.Second)
+	at := func(ms ...int) []time.Time {
+		var out []time.Time
+		for _, m := range ms {
+			out = append(out, began.Add(time.Duration(m)*time.Millisecond))
+		}
+		return out
 	}
-	broken := func() error { return errors.New("write 1: read back 0") }
-	if _, err := flipsLanded(0, n.Load, broken, 50*time.Millisecond, nil); err == nil ||
-		!strings.Contains(err.Error(), "the writer stopped: write 1: read back 0") {
-		t.Errorf("a writer that stopped: %v", err)
+	every := func(from, to, step int) []int {
+		var out []int
+		for m := from; m <= to; m += step {
+			out = append(out, m)
+		}
+		return out
 	}
-	n.Store(7)
-	if got, err := flipsLanded(3, n.Load, none, time.Second, nil); err != nil || got != 4 {
-		t.Errorf("4 flips landed: %d, %v", got, err)
+	for _, c := range []struct {
+		name     string
+		landings []time.Time
+		failure  error
+		want     string // "" passes
+	}{
+		{"flips throughout", at(every(0, 1000, 2)...), nil, ""},
+		{"one in each quarter", at(10, 300, 600, 1000), nil, ""},
+		{"none", nil, nil, "0 flips of net.core.netlink_route_mc_index landed during the step's 1s, none from 0s to 250ms, 250ms to 500ms, 500ms to 750ms, 750ms to 1s after its start (the writer still runs)"},
+		{"one only", at(400), nil, "1 flips of net.core.netlink_route_mc_index landed during the step's 1s, none from 0s to 250ms, 500ms to 750ms, 750ms to 1s"},
+		{"only after the step", at(1001, 1500, 30000), nil, "0 flips"},
+		{"only before the step", at(-500, -1), nil, "0 flips"},
+		{"the writer stalled halfway", at(every(0, 480, 2)...), nil, "241 flips of net.core.netlink_route_mc_index landed during the step's 1s, none from 500ms to 750ms, 750ms to 1s"},
+		{"the writer stopped", at(every(0, 300, 2)...), errors.New("write 1: read back 0"), "(the writer stopped: write 1: read back 0)"},
+	} {
+		n, p := judgeFlips(c.landings, began, ended, c.failure)
+		switch {
+		case c.want == "" && p != "":
+			t.Errorf("%s: failed: %s", c.name, p)
+		case c.want != "" && !strings.Contains(p, c.want):
+			t.Errorf("%s: %d flips, %q, want it to contain %q", c.name, n, p, c.want)
+		}
 	}
-	// A short step that ended between two flips waits for the next.
-	n.Store(3)
-	go func() {
-		time.Sleep(20 * time.Millisecond) // a writer's next flip, later
-		n.Add(1)
-	}()
-	if got, err := flipsLanded(3, n.Load, none, 5*time.Second, nil); err != nil || got != 1 {
-		t.Errorf("a flip after the step's checks: %d, %v", got, err)
+}
+
+// mode0 and mode1 read the switch back after every step: a switch that
+// moved, or that cannot be read, fails the step.
+func TestHeldSwitchProblem(t *testing.T) {
+	reads := func(v string, err error) func() (string, error) { return func() (string, error) { return v, err } }
+	if p := heldSwitchProblem(reads("1", nil), "1"); p != "" {
+		t.Errorf("held: %s", p)
+	}
+	if p := heldSwitchProblem(reads("0", nil), "1"); !strings.Contains(p, "reads 0 at the end of the step, held at 1") {
+		t.Errorf("moved: %q", p)
+	}
+	if p := heldSwitchProblem(reads("", errors.New("EIO")), "0"); !strings.Contains(p, "unreadable at the end of the step (held at 0 for the sequence): EIO") {
+		t.Errorf("unreadable: %q", p)
+	}
+}
+
+// The writer's landings are read by window.
+func TestFlipperLandings(t *testing.T) {
+	base := time.Unix(1000, 0)
+	f := &flipper{}
+	for ms := range 10 {
+		f.landed = append(f.landed, base.Add(time.Duration(ms)*time.Millisecond))
+	}
+	if got := f.landings(base.Add(2*time.Millisecond), base.Add(5*time.Millisecond)); len(got) != 4 || !got[0].Equal(base.Add(2*time.Millisecond)) {
+		t.Errorf("landings from 2 to 5 ms: %v", got)
+	}
+	if got := f.landings(base.Add(20*time.Millisecond), base.Add(30*time.Millisecond)); len(got) != 0 {
+		t.Errorf("landings after the last: %v", got)
 	}
 }
 

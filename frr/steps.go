@@ -114,11 +114,44 @@ func (s *sequence) addLearnt(t selftests.T) {
 // appear in that router's zebra, and every zebra agrees with its kernel's
 // dump on every route and every address.
 func (s *sequence) learn(t selftests.T) {
-	s.changed, s.learnFrom = time.Now(), s.obsFrom
+	s.changed = time.Now()
 	s.addLearnt(t)
-	s.converge(t, "learn", "every router's zebra has its new addresses and routes, and every zebra's RIB and addresses equal its kernel's dump",
-		s.deadline(), all(s.ownState(learnt), s.zebrasAgree(learnt)), s.changed)
-	s.observed(t, s.obsFrom, s.ownEvents(nothing, learnt))
+	s.converge(t, "learn", "every router's zebra has its new addresses and routes, every zebra's RIB and addresses equal its kernel's dump, DAD done on every stub",
+		s.deadline(), all(s.ownState(learnt), s.zebrasAgree(learnt), s.dadDone(false)), s.changed)
+	want := s.ownEvents(nothing, learnt)
+	want.Early = s.farEvents(nothing, learnt)
+	came := s.observed(t, want)
+	s.carried = slices.DeleteFunc(slices.Clone(want.Early), func(e event) bool { return slices.Contains(came, e) })
+}
+
+// dadDone: no IPv6 address on any router's stub link still tentative
+// (DAD ends asynchronously, and with it come the address's second
+// RTM_NEWADDR and its local and anycast routes), and with linkLocal, the
+// stub's link-local address there.
+func (s *sequence) dadDone(linkLocal bool) func() (bool, string, error) {
+	return func() (bool, string, error) {
+		var bad []string
+		for i, r := range s.lab.Routers {
+			k, err := r.kernel()
+			if err != nil {
+				return false, "", err
+			}
+			hasLL := false
+			for _, a := range k.Addrs {
+				if a.Index != r.StubIndex {
+					continue
+				}
+				if a.Tentative {
+					bad = append(bad, fmt.Sprintf("%s: %s on %s still tentative", r.Name, a.Prefix, stubLink))
+				}
+				hasLL = hasLL || (linkLocal && a.Prefix == s.linkLocal(i))
+			}
+			if linkLocal && !hasLL {
+				bad = append(bad, fmt.Sprintf("%s: no link-local %s on %s", r.Name, s.linkLocal(i), stubLink))
+			}
+		}
+		return len(bad) == 0, "  " + strings.Join(bad, "\n  "), nil
+	}
 }
 
 // zebrasAgree checks every router's zebra against its kernel: the same
@@ -330,7 +363,7 @@ func (s *sequence) settled(st state) func() (bool, string, error) {
 func (s *sequence) install(t selftests.T) {
 	s.converge(t, "install", "every router's prefixes in every other router via BGP through the neighbour towards it, every zebra equal to its kernel",
 		s.deadline(), s.settled(learnt), s.changed)
-	s.observed(t, s.learnFrom, s.farEvents(nothing, learnt))
+	s.observed(t, stepEvents{Required: s.carried, Rules: []allowance{zebraNexthops}})
 }
 
 // sessionsUp: every router has every other router's loopbacks.
@@ -381,7 +414,7 @@ func (s *sequence) ping(t selftests.T) {
 		return true, "", nil
 	}, start)
 	s.converge(t, "ping_zebra", "every zebra equal to its kernel", s.deadline(), s.zebrasAgree(learnt), start)
-	s.observed(t, s.obsFrom, nil)
+	s.observed(t, stepEvents{Rules: []allowance{zebraNexthops}})
 }
 
 // pingDirs are where ping is looked for when PATH lacks it (a variable:
@@ -432,7 +465,9 @@ func (s *sequence) withdrawAddr(t selftests.T) {
 	}
 	s.converge(t, "withdraw_addr", "the address prefixes gone from every kernel and zebra, the routes still there", s.deadline(),
 		s.settled(noAddrs), start)
-	s.observed(t, s.obsFrom, append(s.ownEvents(learnt, noAddrs), s.farEvents(learnt, noAddrs)...))
+	want := s.ownEvents(learnt, noAddrs)
+	want.Required = append(want.Required, s.farEvents(learnt, noAddrs)...)
+	s.observed(t, want)
 }
 
 // withdrawRoute: deleting the "deleted" routes with RTM_DELROUTE, their
@@ -448,19 +483,32 @@ func (s *sequence) withdrawRoute(t selftests.T) {
 	}
 	s.converge(t, "withdraw_route", "the deleted routes gone from every kernel and zebra, the other routes still there", s.deadline(),
 		s.settled(linkRoutes), start)
-	s.observed(t, s.obsFrom, append(s.ownEvents(noAddrs, linkRoutes), s.farEvents(noAddrs, linkRoutes)...))
+	want := s.ownEvents(noAddrs, linkRoutes)
+	want.Required = append(want.Required, s.farEvents(noAddrs, linkRoutes)...)
+	s.observed(t, want)
 }
 
 // withdrawLink: taking every stub link down removes the routes through
 // it from every kernel and zebra.
 func (s *sequence) withdrawLink(t selftests.T) {
+	s.readLinkLocals(t)
 	start := time.Now()
 	for i := range routerCount {
 		s.mustDo(t, s.r(i), rtnl.SetUp(s.stubIndex(t, i), false))
 	}
 	s.converge(t, "withdraw_link", "the routes through the stub links gone from every kernel and zebra", s.deadline(),
 		s.settled(nothing), start)
-	s.observed(t, s.obsFrom, append(s.linkEvents(false), s.farEvents(linkRoutes, nothing)...))
+	want := stepEvents{Ordered: s.linkEvents(false), Rules: []allowance{zebraNexthops, h1Carrier}}
+	for i := range routerCount {
+		// IPv4 forgets the routes of a link that goes down without a
+		// notification (fib_sync_down_dev()); IPv6 deletes its routes
+		// and its link-local address with one each (addrconf_ifdown(),
+		// rt6_sync_down_dev()).
+		want.Required = append(want.Required, routeEvent(i, s.linkRoutes(i)[1], true))
+		want.Required = append(want.Required, s.linkLocalEvents(i, true)...)
+	}
+	want.Required = append(append(want.Required, s.farEvents(linkRoutes, nothing)...), stubSubnetEvents(true)...)
+	s.observed(t, want)
 }
 
 // reinstall: the links up again and the addresses and routes added
@@ -472,9 +520,23 @@ func (s *sequence) reinstall(t selftests.T) {
 		s.mustDo(t, s.r(i), rtnl.SetUp(s.stubIndex(t, i), true))
 	}
 	s.addLearnt(t)
-	s.converge(t, "reinstall", "every prefix back in every router via BGP, every zebra equal to its kernel", s.deadline(),
-		s.settled(learnt), start)
-	s.observed(t, s.obsFrom, append(append(s.linkEvents(true), s.ownEvents(nothing, learnt)...), s.farEvents(nothing, learnt)...))
+	s.converge(t, "reinstall", "every prefix back in every router via BGP, every zebra equal to its kernel, DAD done on every stub", s.deadline(),
+		all(s.settled(learnt), s.dadDone(true)), start)
+	want := s.ownEvents(nothing, learnt)
+	want.Ordered = append(s.linkEvents(true), want.Ordered...)
+	want.Rules = append(want.Rules, stubLinkWatch, h1Carrier)
+	for i := range routerCount {
+		// The link up: IPv4 adds the prefix and broadcast routes of the
+		// stub's own address again (fib_add_ifaddr(); its local route
+		// stayed), IPv6 its multicast and link-local routes and, after
+		// DAD, the link-local address.
+		base := stubBase(i)
+		want.Required = append(want.Required, routeEvent(i, base.Masked(), false),
+			kernelRoute(i, "broadcast", lastAddr(base), "local", false))
+		want.Required = append(want.Required, s.linkLocalEvents(i, false)...)
+	}
+	want.Required = append(append(want.Required, s.farEvents(nothing, learnt)...), stubSubnetEvents(false)...)
+	s.observed(t, want)
 }
 
 // The events each step's changes make the observer print, each with the
@@ -485,13 +547,20 @@ func routeEvent(i int, p netip.Prefix, deleted bool) event {
 }
 
 // ownEvents are the notifications of the harness's own requests in every
-// router, from before to after: each address and route added or deleted.
-func (s *sequence) ownEvents(before, after state) []event {
-	var out []event
+// router, from before to after, in the order it makes them (each address
+// and route added or deleted), and what the kernel itself adds or
+// deletes for each address.
+func (s *sequence) ownEvents(before, after state) stepEvents {
+	out := stepEvents{Rules: []allowance{zebraNexthops}}
 	for i := range routerCount {
 		if before.Addrs != after.Addrs {
 			for _, a := range s.addrs(i) {
-				out = append(out, event{NSID: routerNSID(i), Label: "ADDR", Deleted: !after.Addrs, Key: addrKey(a, s.r(i).StubIndex)})
+				e := event{NSID: routerNSID(i), Label: "ADDR", Deleted: !after.Addrs, Key: addrKey(a, s.r(i).StubIndex)}
+				if a.Addr().Is6() && after.Addrs {
+					e.Key += " tentative"
+				}
+				out.Ordered = append(out.Ordered, e)
+				out.Required = append(out.Required, s.addrConsequences(i, a, !after.Addrs)...)
 			}
 		}
 		for _, g := range []struct {
@@ -500,13 +569,124 @@ func (s *sequence) ownEvents(before, after state) []event {
 		}{{before.DelRoutes, after.DelRoutes, s.delRoutes(i)}, {before.LinkRoutes, after.LinkRoutes, s.linkRoutes(i)}} {
 			if g.b != g.a {
 				for _, p := range g.ps {
-					out = append(out, routeEvent(i, p, !g.a))
+					out.Ordered = append(out.Ordered, routeEvent(i, p, !g.a))
 				}
 			}
 		}
 	}
 	return out
 }
+
+// addrConsequences are the kernel's own notifications for address a of
+// router i added or deleted. IPv4 (fib_add_ifaddr(), fib_del_ifaddr()):
+// the local route, the prefix route and the network's broadcast route.
+// IPv6: the prefix route with the address (addrconf_prefix_route()), and
+// when DAD ends the address again without "tentative" and its local and
+// subnet-router anycast routes (__ipv6_ifa_notify()); a deletion deletes
+// the three routes.
+func (s *sequence) addrConsequences(i int, a netip.Prefix, deleted bool) []event {
+	if a.Addr().Is4() {
+		return []event{kernelRoute(i, "local", a.Addr(), "local", deleted), routeEvent(i, a.Masked(), deleted),
+			kernelRoute(i, "broadcast", lastAddr(a), "local", deleted)}
+	}
+	out := []event{routeEvent(i, a.Masked(), deleted), kernelRoute(i, "local", a.Addr(), "local", deleted),
+		kernelRoute(i, "anycast", a.Masked().Addr(), "local", deleted)}
+	if !deleted {
+		out = append(out, event{NSID: routerNSID(i), Label: "ADDR", Key: addrKey(a, s.r(i).StubIndex)})
+	}
+	return out
+}
+
+// linkLocal is router i's stub link's link-local address, as
+// withdraw_link found it before taking the link down: the kernel makes
+// the same again when the link comes up (from the same MAC address).
+func (s *sequence) linkLocal(i int) netip.Prefix { return s.linkLocals[i] }
+
+// readLinkLocals reads every router's stub link's link-local address.
+func (s *sequence) readLinkLocals(t selftests.T) {
+	t.Helper()
+	s.linkLocals = make([]netip.Prefix, routerCount)
+	for i, r := range s.lab.Routers {
+		k, err := r.kernel()
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		for _, a := range k.Addrs {
+			if a.Index == r.StubIndex && a.Prefix.Addr().Is6() && a.Prefix.Addr().IsLinkLocalUnicast() {
+				s.linkLocals[i] = a.Prefix
+			}
+		}
+		if !s.linkLocals[i].IsValid() {
+			t.Fatalf("%s: no link-local address on %s (dev %d) before withdraw_link", r.Name, stubLink, r.StubIndex)
+		}
+	}
+}
+
+// linkLocalEvents are what IPv6 notifies for router i's stub link when it
+// goes down (deleted) or comes up: its link-local address, that
+// address's local route, the fe80:: anycast route, the fe80::/64 route
+// and the ff00::/8 multicast route.
+func (s *sequence) linkLocalEvents(i int, deleted bool) []event {
+	ll := s.linkLocal(i)
+	return []event{
+		{NSID: routerNSID(i), Label: "ADDR", Deleted: deleted, Key: addrKey(ll, s.r(i).StubIndex)},
+		kernelRoute(i, "local", ll.Addr(), "local", deleted), kernelRoute(i, "anycast", ll.Masked().Addr(), "local", deleted),
+		routeEvent(i, ll.Masked(), deleted), {NSID: routerNSID(i), Label: "ROUTE", Deleted: deleted, Key: "multicast ff00::/8 table local"},
+	}
+}
+
+// kernelRoute is a route of type typ to the address a in table table of
+// router i, as ip prints it.
+func kernelRoute(i int, typ string, a netip.Addr, table string, deleted bool) event {
+	return event{NSID: routerNSID(i), Label: "ROUTE", Deleted: deleted, Key: fmt.Sprintf("%s %s table %s", typ, a, table)}
+}
+
+// lastAddr is the last address of p (IPv4: its broadcast address).
+func lastAddr(p netip.Prefix) netip.Addr {
+	b := p.Masked().Addr().As4()
+	host := uint32(1)<<(32-p.Bits()) - 1
+	for k := range 4 {
+		b[3-k] |= byte(host >> (8 * k))
+	}
+	return netip.AddrFrom4(b)
+}
+
+// stubSubnetEvents are the BGP routes every router's zebra deletes or
+// installs for the other routers' stub link subnets (FRR redistributes
+// connected routes) when the stub links go down or come up.
+func stubSubnetEvents(deleted bool) []event {
+	var out []event
+	for i := range routerCount {
+		for j := range routerCount {
+			if j != i {
+				out = append(out, routeEvent(i, stubBase(j).Masked(), deleted))
+			}
+		}
+	}
+	return out
+}
+
+// The rules for what the lab cannot predict one by one.
+var (
+	zebraNexthops = allowance{"a nexthop object in a router (zebra's own: the harness makes none there)",
+		func(e event) bool { return e.Label == "NEXTHOP" && e.NSID != fmt.Sprint(markerNSID) }}
+	stubLinkWatch = allowance{"the link watch's report of a router's stub link, up, in its new operstate",
+		func(e event) bool {
+			return e.Label == "LINK" && !e.Deleted && e.NSID != fmt.Sprint(markerNSID) && strings.HasPrefix(e.Key, linkKeyPrefix(stubLink, true)+" ")
+		}}
+	h1Carrier = allowance{"the link watch's report of an end in h1 of a stub link, up, whose carrier changed",
+		func(e event) bool {
+			if e.Label != "LINK" || e.Deleted || e.NSID != fmt.Sprint(markerNSID) {
+				return false
+			}
+			for i := range routerCount {
+				if strings.HasPrefix(e.Key, linkKeyPrefix(stubPeer(i), true)+" ") {
+					return true
+				}
+			}
+			return false
+		}}
+)
 
 // farEvents are the BGP routes every router's zebra installs or deletes
 // for the other routers' prefixes that came or went from before to after.
@@ -543,20 +723,24 @@ func (s *sequence) linkEvents(up bool) []event {
 }
 
 // observed makes a marker, waits for the observer to print it, and judges
-// what it printed since line from against want; the next step's lines
-// start after the marker.
-func (s *sequence) observed(t selftests.T, from int, want []event) {
+// what it printed since the last marker against want; it returns the
+// Early events that came. The next step's lines start after the marker.
+func (s *sequence) observed(t selftests.T, want stepEvents) []event {
 	t.Helper()
-	to, err := s.lab.obs.mark(observerWithin)
+	from := s.obsFrom
+	to, id, err := s.lab.obs.mark(observerWithin)
 	if err != nil {
 		t.Fatalf("the observer: %v", err)
 	}
 	s.obsFrom = to
+	want.Marker = markerEvent(id)
 	lines := s.lab.obs.since(from)[:to-from]
-	if problems := judgeObserved(lines, want); len(problems) > 0 {
-		t.Errorf("%s (a NETLINK_LISTEN_ALL_NSID subscriber with an id for every router) did not see what the step changed: %d problem(s):\n  %s\nit printed (%d lines since the step's change):\n%s",
+	problems, early := judgeObserved(lines, want)
+	if len(problems) > 0 {
+		t.Errorf("%s (a NETLINK_LISTEN_ALL_NSID subscriber with an id for every router) did not print exactly what the step changed: %d problem(s):\n  %s\nit printed (%d lines since the step's change):\n%s",
 			s.lab.obs, len(problems), strings.Join(problems, "\n  "), len(lines), describeObserved(lines))
-		return
+		return early
 	}
-	t.Logf("%s: the %d events the step's changes make among its %d lines", s.lab.obs, len(want), len(lines))
+	t.Logf("%s: %d ordered, %d required and %d early events, each once, among its %d lines", s.lab.obs, len(want.Ordered), len(want.Required), len(early), len(lines))
+	return early
 }
