@@ -168,7 +168,7 @@ func startBlockedSend(t selftests.T, u, dst *selftests.Sock) (<-chan error, self
 		}
 		t.Fatalf("%s: the blocking sendto() to %s returned before anything happened: %v", u, dst, err)
 	})
-	return sent, selftests.Msg{Type: unix.NLMSG_NOOP, Seq: m.Header.Sequence, Pid: u.Portid(), FromPid: u.Portid()}
+	return sent, selftests.Msg{Type: unix.NLMSG_NOOP, Seq: m.Header.Sequence, Pid: u.Portid(), FromPid: u.Portid()}.Payload(nil)
 }
 
 // noENOBUFSEndsCongestion: a socket that overran is congested: every
