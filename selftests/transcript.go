@@ -91,8 +91,8 @@ func lines(d nlsock.Datagram) []Line {
 // Msg is an expected message. Its payload is judged by Detail for a type
 // rtnl.Describe knows, and byte for byte, as given with Payload, for any
 // other type: an expected message of such a type without Payload fails
-// the check, naming the description it lacks. The socket it is expected on fills in the
-// rest: msg_name shows the group as a bitmask (0 above 32), a socket
+// the check, naming the description it lacks. The socket it is expected
+// on fills in the rest: msg_name shows the group as a bitmask (0 above 32), a socket
 // with NETLINK_PKTINFO gets the group in a control message, and one with
 // SO_PASSCRED the sender's credentials: the kernel's (pid, uid and gid 0)
 // for a message the kernel sent, those given with Creds for a user's.
@@ -200,6 +200,8 @@ func (m Msg) unjudgeable() string {
 		return fmt.Sprintf("%s has no description in selftests/rtnl/describe.go: give the exact payload with Msg.Payload, or add a description (HACKING.md)", rtnl.TypeName(m.Type))
 	case described && m.hasPay:
 		return fmt.Sprintf("%s is described by rtnl.Describe: expect its Detail, not a Payload", rtnl.TypeName(m.Type))
+	case !described && m.Detail != "":
+		return fmt.Sprintf("%s has no description: its Detail is made from its Payload, not given", rtnl.TypeName(m.Type))
 	}
 	return ""
 }

@@ -57,6 +57,7 @@ func TestUndescribedExpectationIsRefused(t *testing.T) {
 	}{
 		{Notification(unix.RTM_NEWRULE, unix.RTNLGRP_IPV4_RULE, ""), "RTM_NEWRULE has no description in selftests/rtnl/describe.go"},
 		{Notification(unix.RTM_NEWRULE, unix.RTNLGRP_IPV4_RULE, "payload 02"), "RTM_NEWRULE has no description"},
+		{Notification(unix.RTM_NEWRULE, unix.RTNLGRP_IPV4_RULE, "payload 02").Payload([]byte{2}), "its Detail is made from its Payload"},
 		{Msg{Type: unix.RTM_NEWADDR}.Payload([]byte{2}), "RTM_NEWADDR is described by rtnl.Describe"},
 	} {
 		l := tc.m.line(&nlsock.Socket{})
