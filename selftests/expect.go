@@ -118,8 +118,9 @@ func (s *Sock) ExpectLines(got []Line, err error, want ...Msg) {
 
 // DiffLines compares two transcripts returned by Transcript line by line,
 // a as the reference, with the rule Expect uses (every field must be
-// equal; a Detail that a leaves empty is not compared, and Describe leaves
-// it empty only for types it does not know, on both sides). It renders
+// equal; the payload of a type rtnl.Describe does not know byte for byte;
+// a Detail that a leaves empty is not compared, and Describe leaves it
+// empty only where a payload lacks what it summarises). It renders
 // them side by side with '!' on each row that differs, or returns "" when
 // they are equal.
 func DiffLines(a, b []Line) string { return diff(a, b) }
@@ -132,6 +133,9 @@ func (s *Sock) compare(want []Msg, got []Line, err error) {
 	wl := make([]Line, len(want))
 	for i, m := range want {
 		wl[i] = m.line(s.Socket)
+		if wl[i].invalid != "" {
+			t.Errorf("%s: expected message %d of %d: %s", s, i+1, len(want), wl[i].invalid)
+		}
 	}
 	d := diff(wl, got)
 	switch {

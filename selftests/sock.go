@@ -196,8 +196,9 @@ func (s *Sock) Multicast(dst, group uint32) (Msg, error) {
 
 func (s *Sock) multicast(dst, group uint32, payload int) (Msg, error) {
 	pid := s.Portid()
-	m := Msg{Type: unix.NLMSG_NOOP, Seq: rtnl.NextSeq(), Pid: pid, Group: group, FromPid: pid}
-	err := s.SendTo(netlink.Message{Header: netlink.Header{Type: netlink.Noop, Sequence: m.Seq, PID: pid}, Data: make([]byte, payload)},
+	data := make([]byte, payload)
+	m := Msg{Type: unix.NLMSG_NOOP, Seq: rtnl.NextSeq(), Pid: pid, Group: group, FromPid: pid}.Payload(data)
+	err := s.SendTo(netlink.Message{Header: netlink.Header{Type: netlink.Noop, Sequence: m.Seq, PID: pid}, Data: data},
 		dst, nlsock.GroupMask(group))
 	return m, err
 }

@@ -3,6 +3,7 @@
 package selftests
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -25,13 +26,23 @@ type Line struct {
 	PktInfo  *uint32
 	NSID     *int32
 	Creds    *unix.Ucred // SCM_CREDENTIALS
-	Detail   string      // rtnl.Describe of the payload
-	Err      error       // a recvmsg error (ENOBUFS) instead of a message
+	Detail   string      // rtnl.Describe of the payload, or rtnl.RawDetail for a type it does not know
+	// Payload is the payload of a message of a type rtnl.Describe does
+	// not know, compared byte for byte; nil for the types it knows.
+	Payload []byte
+	Err     error // a recvmsg error (ENOBUFS) instead of a message
+	// invalid says why an expected message cannot be judged (a type
+	// without a description and no Payload given, say): it matches
+	// nothing.
+	invalid string
 }
 
 func (l Line) String() string {
 	if l.Err != nil {
 		return "recvmsg error " + errnoName(l.Err)
+	}
+	if l.invalid != "" {
+		return rtnl.TypeName(l.Type) + " (cannot be judged: see above)"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s flags=%s seq=%d pid=%d from=%d/%#x", rtnl.TypeName(l.Type), rtnl.FlagNames(l.Type, l.Flags), l.Seq, l.Pid, l.FromPid, l.FromMask)
@@ -63,17 +74,25 @@ func errnoName(err error) string {
 func lines(d nlsock.Datagram) []Line {
 	var out []Line
 	for _, m := range d.Msgs {
-		out = append(out, Line{
+		l := Line{
 			Type: uint16(m.Header.Type), Flags: uint16(m.Header.Flags), Seq: m.Header.Sequence, Pid: m.Header.PID,
 			FromPid: d.FromPid, FromMask: d.FromMask, PktInfo: d.Group, NSID: d.NSID, Creds: d.Creds,
 			Detail: rtnl.Describe(m),
-		})
+		}
+		if !rtnl.Describes(l.Type) {
+			l.Payload = append([]byte{}, m.Data...)
+			l.Detail = rtnl.RawDetail(m.Data)
+		}
+		out = append(out, l)
 	}
 	return out
 }
 
-// Msg is an expected message. The socket it is expected on fills in the
-// rest: msg_name shows the group as a bitmask (0 above 32), a socket
+// Msg is an expected message. Its payload is judged by Detail for a type
+// rtnl.Describe knows, and byte for byte, as given with Payload, for any
+// other type: an expected message of such a type without Payload fails
+// the check, naming the description it lacks. The socket it is expected
+// on fills in the rest: msg_name shows the group as a bitmask (0 above 32), a socket
 // with NETLINK_PKTINFO gets the group in a control message, and one with
 // SO_PASSCRED the sender's credentials: the kernel's (pid, uid and gid 0)
 // for a message the kernel sent, those given with Creds for a user's.
@@ -83,7 +102,9 @@ type Msg struct {
 	Seq, Pid uint32
 	Group    uint32 // the destination group (0 for a unicast)
 	FromPid  uint32 // the sender's portid for user multicast, else 0
-	Detail   string // compared when not empty
+	Detail   string // compared when not empty; only for a type rtnl.Describes
+	payload  []byte // set by Payload
+	hasPay   bool
 	nsid     *int32
 	creds    *unix.Ucred
 	err      error
@@ -93,6 +114,15 @@ type Msg struct {
 // by a user socket: the sender's process id and real uid and gid.
 func (m Msg) Creds(pid int32, uid, gid uint32) Msg {
 	m.creds = &unix.Ucred{Pid: pid, Uid: uid, Gid: gid}
+	return m
+}
+
+// Payload gives the exact payload of a message of a type rtnl.Describe
+// does not know (an NLMSG_NOOP from a user, say); nil or empty for none.
+// A message the kernel builds, whose payload a case cannot predict byte
+// for byte, needs a description in selftests/rtnl instead (HACKING.md).
+func (m Msg) Payload(b []byte) Msg {
+	m.payload, m.hasPay = append([]byte{}, b...), true
 	return m
 }
 
@@ -137,6 +167,12 @@ func (m Msg) line(s *nlsock.Socket) Line {
 		return Line{Err: m.err}
 	}
 	l := Line{Type: m.Type, Flags: m.Flags, Seq: m.Seq, Pid: m.Pid, FromPid: m.FromPid, FromMask: nlsock.GroupMask(m.Group), Detail: m.Detail}
+	if l.invalid = m.unjudgeable(); l.invalid != "" {
+		return l
+	}
+	if !rtnl.Describes(m.Type) {
+		l.Payload, l.Detail = m.payload, rtnl.RawDetail(m.payload)
+	}
 	if s.PktInfo() {
 		g := m.Group
 		l.PktInfo = &g
@@ -155,14 +191,38 @@ func (m Msg) line(s *nlsock.Socket) Line {
 	return l
 }
 
+// unjudgeable says why m's payload cannot be judged, or "": a type
+// rtnl.Describe does not know needs Payload, and one it knows a Detail
+// instead of a Payload.
+func (m Msg) unjudgeable() string {
+	switch described := rtnl.Describes(m.Type); {
+	case !described && !m.hasPay:
+		return fmt.Sprintf("%s has no description in selftests/rtnl/describe.go: give the exact payload with Msg.Payload, or add a description (HACKING.md)", rtnl.TypeName(m.Type))
+	case described && m.hasPay:
+		return fmt.Sprintf("%s is described by rtnl.Describe: expect its Detail, not a Payload", rtnl.TypeName(m.Type))
+	case !described && m.Detail != "":
+		return fmt.Sprintf("%s has no description: its Detail is made from its Payload, not given", rtnl.TypeName(m.Type))
+	}
+	return ""
+}
+
+// matches says whether l is what want expects. A payload of a type
+// rtnl.Describe knows is judged by its Detail, when want has one; any
+// other payload byte for byte.
 func (l Line) matches(want Line) bool {
+	if want.invalid != "" || l.invalid != "" {
+		return false
+	}
 	if want.Err != nil || l.Err != nil {
 		return want.Err != nil && l.Err != nil && errors.Is(l.Err, want.Err)
 	}
+	payload := want.Detail == "" || l.Detail == want.Detail
+	if !rtnl.Describes(want.Type) {
+		payload = bytes.Equal(l.Payload, want.Payload)
+	}
 	return l.Type == want.Type && l.Flags == want.Flags && l.Seq == want.Seq && l.Pid == want.Pid &&
 		l.FromPid == want.FromPid && l.FromMask == want.FromMask &&
-		eqPtr(l.PktInfo, want.PktInfo) && eqPtr(l.NSID, want.NSID) && eqPtr(l.Creds, want.Creds) &&
-		(want.Detail == "" || l.Detail == want.Detail)
+		eqPtr(l.PktInfo, want.PktInfo) && eqPtr(l.NSID, want.NSID) && eqPtr(l.Creds, want.Creds) && payload
 }
 
 func eqPtr[V comparable](a, b *V) bool {

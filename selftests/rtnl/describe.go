@@ -26,6 +26,11 @@ var typeNames = map[uint16]string{
 	unix.RTM_NEWNEXTHOP: "RTM_NEWNEXTHOP", unix.RTM_DELNEXTHOP: "RTM_DELNEXTHOP",
 	unix.RTM_NEWSTATS:     "RTM_NEWSTATS",
 	unix.RTM_NEWMULTICAST: "RTM_NEWMULTICAST", unix.RTM_DELMULTICAST: "RTM_DELMULTICAST",
+	// Named, but not described: their payload is compared byte for byte.
+	unix.RTM_NEWRULE: "RTM_NEWRULE", unix.RTM_DELRULE: "RTM_DELRULE",
+	unix.RTM_NEWTCLASS: "RTM_NEWTCLASS", unix.RTM_DELTCLASS: "RTM_DELTCLASS",
+	unix.RTM_NEWNETCONF: "RTM_NEWNETCONF", unix.RTM_DELNETCONF: "RTM_DELNETCONF",
+	unix.RTM_NEWPREFIX: "RTM_NEWPREFIX",
 }
 
 // TypeName names a NETLINK_ROUTE message type.
@@ -41,37 +46,57 @@ func TypeName(t uint16) string {
 // RTM_NEWADDR, the destination and table of a route, the name and move
 // attributes of a link, the id of an nsid or nexthop message, the kind of a
 // tc object, the kind and index of each tc action. It returns "" for types
-// it does not know.
+// it does not know (Describes says which it knows).
 func Describe(m netlink.Message) string {
-	t := uint16(m.Header.Type)
-	switch t {
-	case unix.RTM_NEWADDR, unix.RTM_DELADDR, unix.RTM_NEWMULTICAST, unix.RTM_DELMULTICAST:
-		return describeAddr(m.Data)
-	case unix.RTM_NEWROUTE, unix.RTM_DELROUTE:
-		return describeRoute(m.Data)
-	case unix.RTM_NEWLINK, unix.RTM_DELLINK:
-		return describeLink(m.Data)
-	case unix.RTM_NEWNSID, unix.RTM_DELNSID:
+	if d, ok := describers[uint16(m.Header.Type)]; ok {
+		return d(m)
+	}
+	return ""
+}
+
+// Describes reports whether Describe summarises messages of type t. A
+// transcript compares the payload of any other type byte for byte, and
+// shows it with RawDetail.
+func Describes(t uint16) bool {
+	_, ok := describers[t]
+	return ok
+}
+
+// describers holds Describe's summary of each type it knows. A new type
+// gets its entry here and its Detail function in detail.go.
+var describers = map[uint16]func(netlink.Message) string{}
+
+func init() {
+	each := func(fn func(netlink.Message) string, types ...uint16) {
+		for _, t := range types {
+			describers[t] = fn
+		}
+	}
+	each(func(m netlink.Message) string { return describeAddr(m.Data) },
+		unix.RTM_NEWADDR, unix.RTM_DELADDR, unix.RTM_NEWMULTICAST, unix.RTM_DELMULTICAST)
+	each(func(m netlink.Message) string { return describeRoute(m.Data) }, unix.RTM_NEWROUTE, unix.RTM_DELROUTE)
+	each(func(m netlink.Message) string { return describeLink(m.Data) }, unix.RTM_NEWLINK, unix.RTM_DELLINK)
+	each(func(m netlink.Message) string {
 		if id, err := NSIDOf(m); err == nil {
 			return NSIDDetail(id)
 		}
-	case unix.RTM_NEWNEIGH, unix.RTM_DELNEIGH:
-		return describeNeigh(m.Data)
-	case unix.RTM_NEWNEXTHOP, unix.RTM_DELNEXTHOP:
+		return ""
+	}, unix.RTM_NEWNSID, unix.RTM_DELNSID)
+	each(func(m netlink.Message) string { return describeNeigh(m.Data) }, unix.RTM_NEWNEIGH, unix.RTM_DELNEIGH)
+	each(func(m netlink.Message) string {
 		return describeAttrs(m.Data, 8, map[uint16]string{unix.NHA_ID: "id"})
-	case unix.RTM_NEWQDISC, unix.RTM_DELQDISC, unix.RTM_NEWTFILTER, unix.RTM_DELTFILTER,
-		unix.RTM_NEWCHAIN, unix.RTM_DELCHAIN:
-		return describeTC(m.Data)
-	case unix.RTM_NEWACTION, unix.RTM_DELACTION:
-		return describeActions(m.Data)
-	case unix.RTM_NEWSTATS:
+	}, unix.RTM_NEWNEXTHOP, unix.RTM_DELNEXTHOP)
+	each(func(m netlink.Message) string { return describeTC(m.Data) },
+		unix.RTM_NEWQDISC, unix.RTM_DELQDISC, unix.RTM_NEWTFILTER, unix.RTM_DELTFILTER,
+		unix.RTM_NEWCHAIN, unix.RTM_DELCHAIN)
+	each(func(m netlink.Message) string { return describeActions(m.Data) }, unix.RTM_NEWACTION, unix.RTM_DELACTION)
+	each(func(m netlink.Message) string {
 		if len(m.Data) >= 8 {
 			return StatsDetail(binary.NativeEndian.Uint32(m.Data[4:]))
 		}
-	case unix.NLMSG_ERROR:
-		return AckDetail(ackErrno(m))
-	}
-	return ""
+		return ""
+	}, unix.RTM_NEWSTATS)
+	each(func(m netlink.Message) string { return AckDetail(ackErrno(m)) }, unix.NLMSG_ERROR)
 }
 
 func describeAddr(b []byte) string {

@@ -3,6 +3,7 @@
 package rtnl
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -25,8 +26,11 @@ import (
 //	RTM_NEWACTION, _DELACTION    "mirred index 7, gact index 2"     (Describe)
 //	RTM_NEWSTATS                 "ifindex 1"                        StatsDetail
 //	NLMSG_ERROR (an ACK)         "errno 0"                          AckDetail
+//	any other type (NLMSG_NOOP)  "payload 0a0b0c0d", ""             RawDetail
 //
-// An expected message with an empty Detail matches any payload.
+// An expected message of a type Describe knows matches any payload when
+// its Detail is empty. The payload of any other type is compared byte for
+// byte, and RawDetail only shows it.
 
 // AddrDetail is the Detail of an address message: the address (IFA_LOCAL,
 // else IFA_ADDRESS) with the prefix length, and the interface.
@@ -96,3 +100,22 @@ func TCDetail(ifindex int32, what string) string { return fmt.Sprintf("dev %d %s
 
 // TCChain is TCDetail's what for a chain message.
 func TCChain(index uint32) string { return fmt.Sprintf("chain %d", index) }
+
+// RawDetail shows the payload of a message of a type Describe does not
+// know: "" when there is none, its bytes in hex up to rawHexMax bytes,
+// else its length and the start of its SHA-256. It only shows the payload:
+// the transcript compares such payloads byte for byte.
+func RawDetail(payload []byte) string {
+	switch {
+	case len(payload) == 0:
+		return ""
+	case len(payload) <= rawHexMax:
+		return fmt.Sprintf("payload %x", payload)
+	}
+	sum := sha256.Sum256(payload)
+	return fmt.Sprintf("payload %d bytes sha256 %x", len(payload), sum[:8])
+}
+
+// rawHexMax is the longest payload RawDetail shows byte by byte, short
+// enough to keep a transcript row readable.
+const rawHexMax = 16

@@ -168,3 +168,17 @@ func TestDescribeNeigh(t *testing.T) {
 		t.Errorf("Describe(RTM_NEWNEIGH) = %q, want %q", got, want)
 	}
 }
+
+// Describes names exactly the types Describe summarises; the others'
+// payloads are compared byte for byte by the transcripts.
+func TestDescribes(t *testing.T) {
+	for typ, want := range map[uint16]bool{unix.RTM_NEWADDR: true, unix.RTM_DELNSID: true, unix.NLMSG_ERROR: true,
+		unix.RTM_NEWACTION: true, unix.RTM_NEWRULE: false, unix.NLMSG_NOOP: false, unix.NLMSG_DONE: false} {
+		if got := Describes(typ); got != want {
+			t.Errorf("Describes(%s) = %v, want %v", TypeName(typ), got, want)
+		}
+	}
+	if d := Describe(netlink.Message{Header: netlink.Header{Type: unix.RTM_NEWRULE}, Data: []byte{2, 32}}); d != "" {
+		t.Errorf("Describe of an undescribed type = %q, want \"\"", d)
+	}
+}

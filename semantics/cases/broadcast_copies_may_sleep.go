@@ -79,7 +79,8 @@ func countSleeplessAllocs(t selftests.T, u, sink *selftests.Sock, subs []*selfte
 		if err != nil {
 			t.Fatalf("%v", err)
 		}
-		fired, err := failNthCall(t, n, func() error { return unix.Sendto(u.FD(), b, 0, addr) })
+		bare := u.Bare()
+		fired, err := failNthCall(t, n, func() error { return bare.SendTo(b, 0, addr) })
 		if fired {
 			for _, k := range append([]*selftests.Sock{sink}, subs...) {
 				drainAll(t, k)

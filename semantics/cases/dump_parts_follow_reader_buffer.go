@@ -98,7 +98,7 @@ func readDumpParts(t selftests.T, k *selftests.Sock, seq uint32, bufSize, want i
 	var parts []int
 	addrs := 0
 	for {
-		n, _, flags, _, err := unix.Recvmsg(k.FD(), buf, nil, unix.MSG_DONTWAIT)
+		n, flags, err := k.RecvInto(buf, 0)
 		if errors.Is(err, unix.EAGAIN) {
 			t.Fatalf("%s: the dump stopped after %d parts and %d addresses, without NLMSG_DONE", k, len(parts), addrs)
 		}

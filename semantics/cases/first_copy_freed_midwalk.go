@@ -55,14 +55,13 @@ func firstCopyFreedMidwalk(t selftests.T) {
 		subs[i] = s.Socket(fmt.Sprintf("w%d", i), selftests.Join(unix.RTNLGRP_IPV4_IFADDR))
 	}
 	first := s.Socket("first", selftests.Join(unix.RTNLGRP_IPV4_IFADDR)) // walked first
-	if err := unix.SetNonblock(first.FD(), false); err != nil {
-		t.Fatalf("%s: clear O_NONBLOCK: %v", first, err)
+	if err := first.SetBlocking(true); err != nil {
+		t.Fatalf("%v", err)
 	}
 	// A reader left asleep by a failed case wakes by itself: closing the
 	// socket would not end its recvfrom().
-	tv := unix.NsecToTimeval(blockedSendTimeout.Nanoseconds())
-	if err := unix.SetsockoptTimeval(first.FD(), unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
-		t.Fatalf("%s: SO_RCVTIMEO: %v", first, err)
+	if err := first.SetReceiveTimeout(blockedSendTimeout); err != nil {
+		t.Fatalf("%v", err)
 	}
 
 	runtime.LockOSThread()
@@ -94,8 +93,8 @@ func firstCopyFreedMidwalk(t selftests.T) {
 		}
 		want = append(want, e.NewAddr())
 	}
-	if err := unix.SetNonblock(first.FD(), true); err != nil {
-		t.Fatalf("%s: set O_NONBLOCK: %v", first, err)
+	if err := first.SetBlocking(false); err != nil {
+		t.Fatalf("%v", err)
 	}
 	first.Expect()
 	for _, k := range subs {
@@ -132,7 +131,7 @@ func startPinnedRecv(k *selftests.Sock, cpu int) (<-chan recvResult, <-chan int)
 		}
 		tid <- unix.Gettid()
 		b := make([]byte, 1<<16)
-		n, _, err := unix.Recvfrom(k.FD(), b, 0)
+		n, err := k.Bare().RecvFrom(b, 0)
 		if err != nil {
 			got <- recvResult{err: err}
 			return

@@ -35,23 +35,22 @@ func membershipAllocFailureENOMEM(t selftests.T) {
 		name string
 		// fresh opens the try's socket (not subscribed), unarmed.
 		fresh func(n int) *selftests.Sock
-		call  func(fd int) error
+		call  func(b nlsock.Bare) error
 		// unbound: a failed call leaves the socket without a portid.
 		unbound bool
 	}{
 		{name: fmt.Sprintf("bind(nl_groups %#x)", mask), unbound: true,
 			fresh: func(n int) *selftests.Sock { return unboundSocket(t, s, fmt.Sprintf("bind%d", n)) },
-			call:  func(fd int) error { return unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Groups: mask}) }},
+			call:  func(b nlsock.Bare) error { return b.Bind(0, mask) }},
 		{name: fmt.Sprintf("setsockopt(NETLINK_ADD_MEMBERSHIP, %d)", group),
 			fresh: func(n int) *selftests.Sock { return s.Socket(fmt.Sprintf("opt%d", n)) },
-			call: func(fd int) error {
-				return unix.SetsockoptInt(fd, unix.SOL_NETLINK, unix.NETLINK_ADD_MEMBERSHIP, group)
-			}},
+			call:  func(b nlsock.Bare) error { return b.Join(group) }},
 	}
 	for _, c := range calls {
 		failEachAllocation(t, "netns S: "+c.name, "the group bitmap's krealloc()", func(n int) attempt {
 			k := c.fresh(n)
-			fired, err := failNthCall(t, n, func() error { return c.call(k.FD()) })
+			bare := k.Bare()
+			fired, err := failNthCall(t, n, func() error { return c.call(bare) })
 			what := fmt.Sprintf("%s: %s with fail-nth %d", k, c.name, n)
 			switch {
 			case !fired || err == nil:
@@ -70,7 +69,7 @@ func membershipAllocFailureENOMEM(t selftests.T) {
 						what, pid, groups, ms, map[bool]string{true: "portid 0, no group", false: "no group"}[c.unbound])
 				}
 				// The same call, unarmed, subscribes.
-				if err := c.call(k.FD()); err != nil {
+				if err := c.call(k.Bare()); err != nil {
 					t.Errorf("%s: again without fail-nth after the ENOMEM: %v", what, err)
 				}
 				expectSubscribed(t, k, what+", then again", group)

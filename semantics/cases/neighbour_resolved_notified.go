@@ -3,7 +3,6 @@
 package cases
 
 import (
-	"fmt"
 	"net/netip"
 	"time"
 
@@ -53,7 +52,7 @@ func neighbourResolvedNotified(t selftests.T) {
 	p.Do(rtnl.NewAddr(vb, pAddr))
 	s.Do(rtnl.SetUp(va, true))
 	p.Do(rtnl.SetUp(vb, true))
-	sink := bindUDP(t, p, pAddr.Addr())
+	sink := p.BindUDP(netip.AddrPortFrom(pAddr.Addr(), neighPort))
 
 	group := selftests.Join(unix.RTNLGRP_NEIGH)
 	local := s.Socket("local", group)
@@ -62,7 +61,9 @@ func neighbourResolvedNotified(t selftests.T) {
 	foreign := o.Socket("foreign", group)
 	half, filler := halfFull(t, s, unix.RTNLGRP_NEIGH)
 
-	sendUDP(t, s, pAddr.Addr())
+	if err := s.SendUDP(netip.AddrPortFrom(pAddr.Addr(), neighPort), []byte(udpPayload)); err != nil {
+		t.Fatalf("%v", err)
+	}
 	resolved := selftests.Notification(unix.RTM_NEWNEIGH, unix.RTNLGRP_NEIGH, rtnl.NeighDetail(pAddr.Addr(), va, "reachable"))
 	learnt := selftests.Notification(unix.RTM_NEWNEIGH, unix.RTNLGRP_NEIGH, rtnl.NeighDetail(sAddr.Addr(), vb, "stale"))
 	local.ExpectEventually(neighDeadline, resolved)
@@ -70,70 +71,24 @@ func neighbourResolvedNotified(t selftests.T) {
 	allNSID.ExpectEventually(neighDeadline, resolved.NSID(id))
 	peer.ExpectEventually(neighDeadline, learnt)
 	foreign.Expect()
-	sink.expectDatagram(t)
+	expectDatagram(t, sink)
 }
 
 // neighDeadline bounds the wait for the softirq that carries the ARP
 // exchange and the datagram: far more than a loaded machine needs.
 const neighDeadline = 10 * time.Second
 
-// udpSink is a UDP socket bound in a namespace of the case, closed when
-// the case ends.
-type udpSink struct {
-	fd   int
-	ns   string
-	addr netip.Addr
-}
-
-// bindUDP binds a non-blocking UDP socket to addr, port neighPort, in n.
-func bindUDP(t selftests.T, n *selftests.NS, addr netip.Addr) *udpSink {
-	t.Helper()
-	u := &udpSink{fd: -1, ns: n.Name, addr: addr}
-	err := n.NS.Do(func() error {
-		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
-		if err != nil {
-			return fmt.Errorf("UDP socket: %w", err)
-		}
-		u.fd = fd
-		return unix.Bind(fd, &unix.SockaddrInet4{Port: neighPort, Addr: addr.As4()})
-	})
-	if u.fd >= 0 {
-		t.Cleanup(func() { unix.Close(u.fd) })
-	}
-	if err != nil {
-		t.Fatalf("netns %s: bind a UDP socket to %s:%d: %v", n.Name, addr, neighPort, err)
-	}
-	return u
-}
-
-// expectDatagram checks that the one datagram sendUDP sent is queued on
+// expectDatagram checks that the one datagram the case sent is queued on
 // u: the ARP exchange completed and the packet went through.
-func (u *udpSink) expectDatagram(t selftests.T) {
+func expectDatagram(t selftests.T, u *selftests.UDP) {
 	t.Helper()
 	buf := make([]byte, 64)
-	n, _, err := unix.Recvfrom(u.fd, buf, 0)
+	n, err := u.Recv(buf)
 	switch {
 	case err != nil:
-		t.Errorf("netns %s: UDP socket on %s:%d: recvfrom: %v, want the datagram sent from S", u.ns, u.addr, neighPort, err)
+		t.Errorf("%s: recvfrom: %v, want the datagram sent from S", u, err)
 	case string(buf[:n]) != udpPayload:
-		t.Errorf("netns %s: UDP socket on %s:%d: got %q, want %q", u.ns, u.addr, neighPort, buf[:n], udpPayload)
-	}
-}
-
-// sendUDP sends one datagram from a UDP socket in s to dst, port
-// neighPort.
-func sendUDP(t selftests.T, s *selftests.NS, dst netip.Addr) {
-	t.Helper()
-	err := s.NS.Do(func() error {
-		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			return fmt.Errorf("UDP socket: %w", err)
-		}
-		defer unix.Close(fd)
-		return unix.Sendto(fd, []byte(udpPayload), 0, &unix.SockaddrInet4{Port: neighPort, Addr: dst.As4()})
-	})
-	if err != nil {
-		t.Fatalf("netns %s: send a datagram to %s: %v", s.Name, dst, err)
+		t.Errorf("%s: got %q, want %q", u, buf[:n], udpPayload)
 	}
 }
 

@@ -460,7 +460,7 @@ func (r *armedRequest) send(t selftests.T, n int) attempt {
 		// allocated) ahead of what was queued: a GET's reply. Read it
 		// away, so that the next try starts on an empty queue.
 		for {
-			if _, _, err := unix.Recvfrom(r.sock.FD(), ack, unix.MSG_DONTWAIT); err != nil {
+			if _, _, err := r.sock.RecvInto(ack, 0); err != nil {
 				break
 			}
 		}

@@ -113,11 +113,13 @@ func setsockoptAddDropMembership(t selftests.T) {
 	// 7. An option value shorter than an int is read as 0: joining with
 	// a two-byte value is joining group 0 (EINVAL), and a two-byte
 	// NETLINK_PKTINFO value clears the flag.
+	// raw syscall: the 2-byte option value is the edge under test.
 	if err := unix.SetsockoptString(j.FD(), unix.SOL_NETLINK, unix.NETLINK_ADD_MEMBERSHIP, "\x05\x00"); !errors.Is(err, unix.EINVAL) {
 		t.Errorf("%s: NETLINK_ADD_MEMBERSHIP with a 2-byte value (group 5 in it): got %v, want EINVAL: a value shorter than an int reads as 0", j, err)
 	}
 	expectMemberships(t, j, unix.RTNLGRP_IPV4_IFADDR)
 	j.SetFlag(unix.NETLINK_PKTINFO, true)
+	// raw syscall: the 2-byte option value is the edge under test.
 	if err := unix.SetsockoptString(j.FD(), unix.SOL_NETLINK, unix.NETLINK_PKTINFO, "\x01\x00"); err != nil {
 		t.Errorf("%s: NETLINK_PKTINFO with a 2-byte value: %v, want success", j, err)
 	}

@@ -134,12 +134,11 @@ const wokenDeadline = 10 * time.Second
 // the channel; the message is returned as dst sees it.
 func startBlockedSend(t selftests.T, u, dst *selftests.Sock) (<-chan error, selftests.Msg) {
 	t.Helper()
-	if err := unix.SetNonblock(u.FD(), false); err != nil {
-		t.Fatalf("%s: clear O_NONBLOCK: %v", u, err)
+	if err := u.SetBlocking(true); err != nil {
+		t.Fatalf("%v", err)
 	}
-	tv := unix.NsecToTimeval(blockedSendTimeout.Nanoseconds())
-	if err := unix.SetsockoptTimeval(u.FD(), unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv); err != nil {
-		t.Fatalf("%s: SO_SNDTIMEO: %v", u, err)
+	if err := u.SetSendTimeout(blockedSendTimeout); err != nil {
+		t.Fatalf("%v", err)
 	}
 	m := netlink.Message{Header: netlink.Header{Type: netlink.Noop, Sequence: rtnl.NextSeq(), PID: u.Portid(), Length: unix.NLMSG_HDRLEN}}
 	b, err := m.MarshalBinary()
@@ -152,7 +151,7 @@ func startBlockedSend(t selftests.T, u, dst *selftests.Sock) (<-chan error, self
 		// The thread ends with the goroutine: it is not handed back.
 		runtime.LockOSThread()
 		tids <- unix.Gettid()
-		sent <- unix.Sendto(u.FD(), b, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Pid: dst.Portid()})
+		sent <- u.Bare().SendTo(b, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Pid: dst.Portid()})
 	}()
 	tid := <-tids
 	awaitAsleep(t, tid, unix.SYS_SENDTO, u.String(), func(block bool) {
@@ -168,7 +167,7 @@ func startBlockedSend(t selftests.T, u, dst *selftests.Sock) (<-chan error, self
 		}
 		t.Fatalf("%s: the blocking sendto() to %s returned before anything happened: %v", u, dst, err)
 	})
-	return sent, selftests.Msg{Type: unix.NLMSG_NOOP, Seq: m.Header.Sequence, Pid: u.Portid(), FromPid: u.Portid()}
+	return sent, selftests.Msg{Type: unix.NLMSG_NOOP, Seq: m.Header.Sequence, Pid: u.Portid(), FromPid: u.Portid()}.Payload(nil)
 }
 
 // noENOBUFSEndsCongestion: a socket that overran is congested: every

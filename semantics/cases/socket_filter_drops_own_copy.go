@@ -27,17 +27,16 @@ func socketFilterDropsOwnCopy(t selftests.T) {
 	filtered := s.Socket("filtered", group)
 	after := s.Socket("after", group)
 	dropAll := []unix.SockFilter{{Code: unix.BPF_RET | unix.BPF_K, K: 0}}
-	prog := unix.SockFprog{Len: uint16(len(dropAll)), Filter: &dropAll[0]}
-	if err := unix.SetsockoptSockFprog(filtered.FD(), unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &prog); err != nil {
-		t.Fatalf("%s: SO_ATTACH_FILTER (ret #0): %v", filtered, err)
+	if err := filtered.AttachFilter(dropAll); err != nil {
+		t.Fatalf("%v (ret #0)", err)
 	}
 	e := s.AddAddr()
 	before.Expect(e.NewAddr())
 	after.Expect(e.NewAddr())
 	// The filter drops the sentinel too: the socket's transcript is read
 	// once it is gone.
-	if err := unix.SetsockoptInt(filtered.FD(), unix.SOL_SOCKET, unix.SO_DETACH_FILTER, 0); err != nil {
-		t.Fatalf("%s: SO_DETACH_FILTER: %v", filtered, err)
+	if err := filtered.DetachFilter(); err != nil {
+		t.Fatalf("%v", err)
 	}
 	filtered.Expect()
 	e = s.AddAddr()
