@@ -23,6 +23,11 @@ type Suite struct {
 	// program whose own flags decide its cases (the bench's -n, -sweep).
 	Cases     []Case
 	MakeCases func() ([]Case, error)
+	// CaseDeadlines says, for -h, what deadline the cases get without
+	// -deadline, for a program whose table MakeCases makes (from the
+	// flags) with cases that set their own (Case.Timeout): "1h0m0s a
+	// scene". For a table in Cases, -h derives it.
+	CaseDeadlines string
 
 	// Flags adds the program's own flags to the shared ones (durations,
 	// sizes, self-tests). Check validates them once parsed; its error is
