@@ -328,20 +328,46 @@ func printReports(w *ktap.Writer, when string, reps []kmsg.Report) {
 // restore is called: for the tests of a program built on Main, which must
 // neither write the host's log nor depend on what its kernel says.
 func ReplaceKernelLog(poll func() []kmsg.Report) (restore func()) {
+	return ReplaceKernelLogWith(FakeKernelLog{Reports: poll})
+}
+
+// FakeKernelLog is a kernel log for ReplaceKernelLogWith.
+type FakeKernelLog struct {
+	// Reports returns what the kernel reported since the last call.
+	Reports func() []kmsg.Report
+	// Lost returns how many records the log has lost so far (records
+	// the kernel overwrote before they were read); nil: none.
+	Lost func() uint64
+}
+
+// ReplaceKernelLogWith is ReplaceKernelLog with a log that may lose
+// records: for a program's test of what a case that ran while records
+// were lost becomes.
+func ReplaceKernelLogWith(l FakeKernelLog) (restore func()) {
 	saved, interval := openLog, pollInterval
-	openLog = func(string) (reporter, string, error) { return pollFunc(poll), "", nil }
+	openLog = func(string) (reporter, string, error) { return fakeLog(l), "", nil }
 	pollInterval = 0
 	return func() { openLog, pollInterval = saved, interval }
 }
 
-type pollFunc func() []kmsg.Report
+type fakeLog FakeKernelLog
 
-func (p pollFunc) Poll() []kmsg.Report   { return p() }
-func (p pollFunc) Settle() []kmsg.Report { return p() }
-func (pollFunc) Missed() uint64          { return 0 }
-func (pollFunc) Err() error              { return nil }
-func (pollFunc) AlreadyTainted() uint64  { return 0 }
-func (pollFunc) Close() error            { return nil }
+func (l fakeLog) Poll() []kmsg.Report {
+	if l.Reports == nil {
+		return nil
+	}
+	return l.Reports()
+}
+func (l fakeLog) Settle() []kmsg.Report { return l.Poll() }
+func (l fakeLog) Missed() uint64 {
+	if l.Lost == nil {
+		return 0
+	}
+	return l.Lost()
+}
+func (fakeLog) Err() error             { return nil }
+func (fakeLog) AlreadyTainted() uint64 { return 0 }
+func (fakeLog) Close() error           { return nil }
 
 // AwaitTeardown waits, from inside a case, until the kernel has torn down
 // every namespace made so far whose last reference is gone: for a case
