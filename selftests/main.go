@@ -263,7 +263,8 @@ func deadlineUsage(f *flag.Flag, s Suite) string {
 	if def == "" {
 		def = tableDeadlines(s.Cases)
 	}
-	return fmt.Sprintf("  -%s %s\n    \t%s (default: %s)\n", f.Name, name, usage, def)
+	text := fmt.Sprintf("%s (default: %s)", usage, def)
+	return fmt.Sprintf("  -%s %s\n    \t%s\n", f.Name, name, strings.ReplaceAll(text, "\n", "\n    \t"))
 }
 
 // tableDeadlines says what deadline each case of a table gets without

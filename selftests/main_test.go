@@ -320,10 +320,10 @@ func TestMainHelp(t *testing.T) {
 	if shared < 0 || aliases < 0 || h < shared || h > aliases {
 		t.Errorf("-h is not among the flags of every program:\n%s", help)
 	}
-	s.CaseDeadlines = "1h0m0s a scene"
+	s.CaseDeadlines = "1h0m0s a scene,\nless with -quick"
 	out.Reset()
 	Run(s, []string{"-h"}, &out, &errs)
-	expectOutput(t, out.String(), "(default: 1h0m0s a scene)\n")
+	expectOutput(t, out.String(), "(default: 1h0m0s a scene,\n    \tless with -quick)\n")
 	if strings.Contains(out.String(), "1m30s") {
 		t.Errorf("the frame's default shown beside the program's:\n%s", out.String())
 	}
