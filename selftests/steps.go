@@ -29,13 +29,19 @@ var stepDeadline = time.Minute
 // than that anyway; this one ends it first, saying what it waited for.
 var switchDeadline = 14 * time.Minute
 
+// stepStopGrace is how long a step may go on after a stop (a signal)
+// before the program gives up on it: as long as a case gets. Tests
+// shorten it.
+var stepStopGrace = stopGrace
+
 // stepNotice is how long a step may run before the program says what it
 // waits for: a wait of more than a few seconds is never silent.
 var stepNotice = 5 * time.Second
 
 // await runs step, named by what ("the kernel log ..."), on a goroutine of
 // its own and waits at most d for it to return. A step still running
-// after stepNotice is said; a stop (a signal) gives it stopGrace more. It
+// after stepNotice is said; a stop (a signal) gives it stepStopGrace
+// more. It
 // returns "" once step returned, or why it gave up, having printed where
 // step's goroutine is blocked: step is then left running, and what it
 // makes goes with the program.
@@ -62,9 +68,9 @@ func await(w *ktap.Writer, what string, d time.Duration, step func()) (gaveUp st
 			w.Diag("still waiting for %s after %v (deadline %v)", what, stepNotice, d)
 		case <-stopped:
 			stopped = nil
-			grace = time.After(stopGrace)
+			grace = time.After(stepStopGrace)
 		case <-grace:
-			w.Diag("%s, and %v later still waiting for %s: its goroutine is %s", interruptedBy(), stopGrace, what, goroutineState(id))
+			w.Diag("%s, and %v later still waiting for %s: its goroutine is %s", interruptedBy(), stepStopGrace, what, goroutineState(id))
 			return fmt.Sprintf("%s while waiting for %s", interruptedBy(), what)
 		case <-deadline.C:
 			w.Diag("waited %v for %s: its goroutine is %s", d, what, goroutineState(id))

@@ -4,7 +4,9 @@ package selftests
 
 import (
 	"errors"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -119,6 +121,34 @@ func TestMainStepThatNeverReturns(t *testing.T) {
 				t.Errorf("exit %d (want 1), cases run %q (want none), switch released %v (want %v), took %v:\n%s", code, ran, torn, tt.torn, took, got)
 			}
 		})
+	}
+}
+
+// A stop signal while a step hangs ends the program stepStopGrace later,
+// saying what it waited for: the kselftest runner's SIGTERM is obeyed.
+// Before, a program blocked before its plan ignored SIGTERM (the
+// handler only asks the cases to stop) and waited to be killed.
+func TestMainSignalWhileAStepHangs(t *testing.T) {
+	skipPreflight(t)
+	release := shortSteps(t, time.Hour)
+	saved := stepStopGrace
+	stepStopGrace = 100 * time.Millisecond
+	t.Cleanup(func() { stepStopGrace = saved })
+	var ran []string
+	torn := false
+	freeSwitch(t, &torn)
+	s := stepSuite(&ran)
+	s.Setup = func(func(string, ...any)) (func() error, error) {
+		syscall.Kill(os.Getpid(), syscall.SIGTERM)
+		blockUntil(release)
+		return nil, nil
+	}
+	var out strings.Builder
+	code := Run(s, nil, &out, &strings.Builder{})
+	expectOutput(t, out.String(), "# interrupted by SIGTERM, and 100ms later still waiting for the program's set-up: its goroutine is blocked [chan receive] in nlmcast/selftests.blockUntil",
+		"\nBail out! interrupted by SIGTERM while waiting for the program's set-up\n")
+	if code != 1 || len(ran) > 0 || !torn {
+		t.Errorf("exit %d (want 1), ran %q, switch released %v:\n%s", code, ran, torn, out.String())
 	}
 }
 

@@ -61,7 +61,8 @@ type Suite struct {
 	// after its result line is printed: the verdict of its own checks as
 	// judged with the kernel's health (a report during the case fails it),
 	// an interruption or a deadline included, and the line's reason ("" for
-	// a failed check, whose message is a diagnostic). name is the case's
+	// a failed check, whose message is a diagnostic; for a pass, a note on
+	// what the kernel watch could not see, or ""). name is the case's
 	// Name, without the program's prefix. It runs on the goroutine that
 	// prints results, one call at a time, in result order; the bench marks
 	// the samples of a scene that did not pass.
