@@ -48,10 +48,13 @@ type Suite struct {
 	// Needs returns why no case of this program can run here, beyond what
 	// every program needs (root: CAP_SYS_ADMIN and CAP_NET_ADMIN, and a
 	// network namespace), or "": the whole program then SKIPs with it.
+	// It runs before the plan, without a deadline: it only reads the
+	// process's own state (capabilities, its user namespace).
 	Needs func() string
 
 	// Setup runs once before the first case, after the privilege checks
-	// and the switch guard. The teardown it returns runs on every way out
+	// and the switch guard, with a deadline (a minute: a Setup still
+	// running then ends the stream with Bail out!). The teardown it returns runs on every way out
 	// of Main, before the Totals line; an error from it ends the stream
 	// with Bail out! (a result the program could not deliver, such as the
 	// bench's results directory).
