@@ -58,6 +58,8 @@ var suite = selftests.Suite{
 	MakeCases: sceneCases,
 	Instead:   analyzeOnly,
 	AfterCase: judged,
+	// Every scene's Timeout (sceneCases).
+	CaseDeadlines: "1h0m0s a scene",
 }
 
 type flags struct {

@@ -135,9 +135,9 @@ func (w *Writer) diag(text string) {
 }
 
 // Result prints the result line of the next case. reason is the SKIP or
-// XFAIL reason, or for Fail a note after the description (`not ok 3 name #
-// interrupted by SIGTERM`); it is ignored for Pass. A non-negative elapsed adds
-// `time=NNNms`, which NIPA records as the case's duration; it follows the
+// XFAIL reason, or for Fail and Pass a note after the description (`not ok
+// 3 name # interrupted by SIGTERM`, `ok 4 name # kernel log not watched`).
+// A non-negative elapsed adds `time=NNNms`, which NIPA records as the case's duration; it follows the
 // reason so that the directive still starts with SKIP or XFAIL.
 func (w *Writer) Result(name string, r Result, reason string, elapsed time.Duration) {
 	w.mu.Lock()
@@ -155,7 +155,7 @@ func (w *Writer) Result(name string, r Result, reason string, elapsed time.Durat
 		directive = append(directive, "SKIP "+oneLine(reason))
 	case XFail:
 		directive = append(directive, "XFAIL "+oneLine(reason))
-	case Fail:
+	case Fail, Pass:
 		if reason != "" {
 			directive = append(directive, oneLine(reason))
 		}

@@ -12,23 +12,25 @@ func TestStream(t *testing.T) {
 	t.Setenv("KSFT_TAP_LEVEL", "")
 	var b strings.Builder
 	w := New(&b)
-	w.Plan(4)
+	w.Plan(5)
 	w.Diag("first\nsecond")
 	w.Result("prog.a", Pass, "", 12*time.Millisecond)
+	w.Result("prog.e", Pass, "kernel log not\nwatched", 1*time.Millisecond)
 	w.Result("prog.b", Fail, "", -1)
 	w.Result("prog.c", Skip, "no u32\nclassifier", 3*time.Millisecond)
 	w.Result("prog.d#x", XFail, "known", -1)
 	code := w.Finish()
 
 	want := `TAP version 13
-1..4
+1..5
 # first
 # second
 ok 1 prog.a # time=12ms
-not ok 2 prog.b
-ok 3 prog.c # SKIP no u32 classifier time=3ms
-ok 4 prog.d_x # XFAIL known
-# Totals: pass:1 fail:1 xfail:1 xpass:0 skip:1 error:0
+ok 2 prog.e # kernel log not watched time=1ms
+not ok 3 prog.b
+ok 4 prog.c # SKIP no u32 classifier time=3ms
+ok 5 prog.d_x # XFAIL known
+# Totals: pass:2 fail:1 xfail:1 xpass:0 skip:1 error:0
 `
 	if got := b.String(); got != want {
 		t.Errorf("stream:\n%s\nwant:\n%s", got, want)

@@ -11,9 +11,11 @@
 // a socket up to a sentinel, every Expect variant), transcript.go (Line,
 // Msg, the diff), caps.go (capabilities), userns.go (sockets opened by root
 // of a child user namespace), kernel.go (the running kernel's version),
-// main.go (the kselftest program: flags, signals, TAP), run.go (running
-// one case: its T, file:line, deadline) and health.go (the kernel log,
-// taint and namespace teardown watched while the cases run).
+// main.go (the kselftest program: flags, -h, TAP), steps.go (each step
+// before the first case, with its deadline), stop.go (signals, stdout),
+// schedule.go (cases alone and in groups), run.go (running one case: its
+// T, file:line, deadline) and health.go (the kernel log, taint and
+// namespace teardown watched while the cases run).
 package selftests
 
 import "time"

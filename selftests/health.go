@@ -42,6 +42,7 @@ type health struct {
 	unwatched string   // why log is nil, or where the watch starts
 	stopped   string   // why the watch stopped reading, once it did
 	missed    uint64   // the records lost, as of the last reports
+	tainted   uint64   // the taint bits set before the program started
 	pending   []kmsg.Report
 	stop      chan struct{}
 	polling   sync.WaitGroup
@@ -86,11 +87,27 @@ func track(ns *netns.NS) {
 	}
 }
 
+// newWitness starts the namespace teardown witness in ns, or in a
+// namespace of its own when ns is nil. Tests replace it.
+var newWitness = func(ns *netns.NS) (*nsdeath.Witness, error) {
+	if ns == nil {
+		return nsdeath.New()
+	}
+	return nsdeath.In(ns)
+}
+
 // watchKernel starts watching: the kernel log from the program's start,
-// and every namespace made from now on.
-func watchKernel(program string) *health {
-	h := &health{stop: make(chan struct{})}
-	log, from, err := openLog(program)
+// and every namespace made from now on, the witness in ns (nil: one of its
+// own). Each is a step with its deadline (await): gaveUp says which did
+// not return in time, or is "".
+func watchKernel(program string, ns *netns.NS, w *ktap.Writer) (h *health, gaveUp string) {
+	h = &health{stop: make(chan struct{})}
+	var log reporter
+	var from string
+	var err error
+	if g := await(w, "the kernel log ("+kmsg.DevKmsg+": open, mark the program's start, read what it holds)", stepDeadline, func() { log, from, err = openLog(program) }); g != "" {
+		return nil, g
+	}
 	switch {
 	case err != nil:
 		h.unwatched = fmt.Sprintf("kernel log not watched: %v", err)
@@ -103,18 +120,19 @@ func watchKernel(program string) *health {
 		h.polling.Add(1)
 		go h.pollEvery(pollInterval)
 	}
-	newWitness := nsdeath.New
-	if ns := probed.Swap(nil); ns != nil {
-		newWitness = func() (*nsdeath.Witness, error) { return nsdeath.In(ns) }
+	var wit *nsdeath.Witness
+	if g := await(w, "the namespace teardown witness (a namespace whose socket joins RTNLGRP_NSID)", stepDeadline, func() { wit, err = newWitness(ns) }); g != "" {
+		h.close()
+		return nil, g
 	}
-	if w, err := newWitness(); err != nil {
+	if err != nil {
 		h.unwatched = strings.TrimPrefix(h.unwatched+"; ", "; ") + fmt.Sprintf("namespace teardown not waited for: %v", err)
 	} else {
-		h.witness = w
-		tracker.Store(w)
+		h.witness = wit
+		tracker.Store(wit)
 		netns.OnCreate(track)
 	}
-	return h
+	return h, ""
 }
 
 // sayUnwatched says, once, what of the kernel is not watched: the log, and
@@ -129,9 +147,10 @@ func (h *health) sayUnwatched(w *ktap.Writer) {
 		return
 	}
 	mask := h.log.AlreadyTainted()
+	h.tainted = mask
 	for bit := 0; bit < 64; bit++ {
 		if mask&(1<<bit) != 0 {
-			w.Diag("taint bit %d %s was already set when the program started: not judged", bit, kmsg.BitName(bit))
+			w.Diag("taint bit %d %s was already set when the program started: a report that sets it is seen in the log alone (each case's result line says so)", bit, kmsg.BitName(bit))
 		}
 	}
 }
@@ -166,10 +185,10 @@ func (h *health) pollEvery(d time.Duration) {
 // reports returns what the kernel reported since the last call, but for
 // the reports the known list names (kmsg.Sift), which it says on w. A
 // report still being logged is waited for (kmsg.Watcher.Settle). lost
-// says what of the log went unread since the last call ("3 kernel log
-// records lost", or the error that stopped the watch), or is "": a
-// report may have been among it, so a verdict that rests on the log
-// cannot be given.
+// says what of the log went unread since the last call ("3 records
+// lost", or "the watch stopped (ERROR)"), or is "": a report may have
+// been among it, so no verdict that rests on the log can be given for
+// that time.
 func (h *health) reports(w *ktap.Writer) (reps []kmsg.Report, lost string) {
 	if h.log == nil {
 		return nil, ""
@@ -180,18 +199,38 @@ func (h *health) reports(w *ktap.Writer) (reps []kmsg.Report, lost string) {
 	h.pending = nil
 	var what []string
 	if n := h.log.Missed(); n > h.missed {
-		what = append(what, fmt.Sprintf("%d kernel log records lost (overwritten before they were read)", n-h.missed))
+		what = append(what, fmt.Sprintf("%d records lost", n-h.missed))
+		w.Diag("kernel log: %d records lost (overwritten before they were read): a report among them went unseen", n-h.missed)
 		h.missed = n
 	}
 	if err := h.log.Err(); err != nil && h.stopped == "" {
 		h.stopped = fmt.Sprintf("kernel log no longer watched: %v", err)
-		what = append(what, h.stopped)
+		what = append(what, fmt.Sprintf("the watch stopped (%v)", err))
+		w.Diag("%s: a report from now on goes unseen", h.stopped)
 	}
-	if len(what) > 0 {
-		lost = strings.Join(what, "; ")
-		w.Diag("%s: a report among them went unseen", lost)
+	return kmsg.Sift(reps, w.Diag), strings.Join(what, ", ")
+}
+
+// note is what a passing case's result line says of the watch beside it,
+// or "": the log not watched at all (said at the start, but the line
+// alone must not read as a watched pass), or taint bits set before the
+// program started, which the watch then sees in the log alone.
+func (h *health) note() string {
+	var notes []string
+	if why := h.logUnwatched(); why != "" {
+		notes = append(notes, why)
 	}
-	return kmsg.Sift(reps, w.Diag), lost
+	if h.log != nil && h.tainted != 0 {
+		var bits []string
+		for bit := 0; bit < 64; bit++ {
+			if h.tainted&(1<<bit) != 0 {
+				letter, _, _ := strings.Cut(kmsg.BitName(bit), " (")
+				bits = append(bits, letter)
+			}
+		}
+		notes = append(notes, fmt.Sprintf("taint %s set before the program: watched by the log alone", strings.Join(bits, " ")))
+	}
+	return strings.Join(notes, "; ")
 }
 
 // settle waits until the kernel has torn down every namespace made so far
@@ -258,7 +297,7 @@ func (h *health) finish(w *ktap.Writer) {
 	}
 	if lost != "" {
 		// The program's last judgement rests on the log alone.
-		w.BailOut(fmt.Sprintf("%s after the last case: the kernel's health cannot be judged", lost))
+		w.BailOut(fmt.Sprintf("kernel log: %s after the last case: the kernel's health cannot be judged", lost))
 	}
 }
 
@@ -289,20 +328,46 @@ func printReports(w *ktap.Writer, when string, reps []kmsg.Report) {
 // restore is called: for the tests of a program built on Main, which must
 // neither write the host's log nor depend on what its kernel says.
 func ReplaceKernelLog(poll func() []kmsg.Report) (restore func()) {
+	return ReplaceKernelLogWith(FakeKernelLog{Reports: poll})
+}
+
+// FakeKernelLog is a kernel log for ReplaceKernelLogWith.
+type FakeKernelLog struct {
+	// Reports returns what the kernel reported since the last call.
+	Reports func() []kmsg.Report
+	// Lost returns how many records the log has lost so far (records
+	// the kernel overwrote before they were read); nil: none.
+	Lost func() uint64
+}
+
+// ReplaceKernelLogWith is ReplaceKernelLog with a log that may lose
+// records: for a program's test of what a case that ran while records
+// were lost becomes.
+func ReplaceKernelLogWith(l FakeKernelLog) (restore func()) {
 	saved, interval := openLog, pollInterval
-	openLog = func(string) (reporter, string, error) { return pollFunc(poll), "", nil }
+	openLog = func(string) (reporter, string, error) { return fakeLog(l), "", nil }
 	pollInterval = 0
 	return func() { openLog, pollInterval = saved, interval }
 }
 
-type pollFunc func() []kmsg.Report
+type fakeLog FakeKernelLog
 
-func (p pollFunc) Poll() []kmsg.Report   { return p() }
-func (p pollFunc) Settle() []kmsg.Report { return p() }
-func (pollFunc) Missed() uint64          { return 0 }
-func (pollFunc) Err() error              { return nil }
-func (pollFunc) AlreadyTainted() uint64  { return 0 }
-func (pollFunc) Close() error            { return nil }
+func (l fakeLog) Poll() []kmsg.Report {
+	if l.Reports == nil {
+		return nil
+	}
+	return l.Reports()
+}
+func (l fakeLog) Settle() []kmsg.Report { return l.Poll() }
+func (l fakeLog) Missed() uint64 {
+	if l.Lost == nil {
+		return 0
+	}
+	return l.Lost()
+}
+func (fakeLog) Err() error             { return nil }
+func (fakeLog) AlreadyTainted() uint64 { return 0 }
+func (fakeLog) Close() error           { return nil }
 
 // AwaitTeardown waits, from inside a case, until the kernel has torn down
 // every namespace made so far whose last reference is gone: for a case

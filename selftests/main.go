@@ -34,11 +34,16 @@ const defaultDeadline = 90 * time.Second
 // verbose is -v: every transcript is logged, also when it is as expected.
 var verbose atomic.Bool
 
+// inProgram is set while Run runs a program: its own -v alone then
+// decides, whatever flags the process was started with (a program's
+// tests run it under go test, whose -test.v is not the program's -v).
+var inProgram atomic.Bool
+
 // Verbose reports whether matching transcripts are logged too: -v of a
-// kselftest program, or go test -v.
+// kselftest program, or, for cases run by go test, go test -v.
 func Verbose() bool {
-	if verbose.Load() {
-		return true
+	if inProgram.Load() {
+		return verbose.Load()
 	}
 	f := flag.Lookup("test.v")
 	return f != nil && f.Value.String() != "false"
@@ -56,6 +61,7 @@ type options struct {
 	deadline time.Duration
 	explicit bool // -deadline was given: it overrides Case.Timeout
 	jobs     int
+	verbose  bool
 }
 
 // Run is Main with the arguments and outputs given: for a program's tests.
@@ -65,8 +71,11 @@ func Run(s Suite, args []string, stdout, stderr io.Writer) int {
 	// below, with TAP and the Totals line last. The kselftest runner may
 	// send more than one SIGTERM; only the first counts.
 	defer catchSignals()()
+	inProgram.Store(true)
+	defer inProgram.Store(false)
+	defer verbose.Store(false)
 
-	opt, usage, code, ok := parseArgs(s, args, stderr)
+	opt, usage, code, ok := parseArgs(s, args, stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -85,9 +94,8 @@ func Run(s Suite, args []string, stdout, stderr io.Writer) int {
 		return ktap.ExitFail
 	}
 	if opt.list {
-		return list(s, cases, stdout, stderr)
+		return list(s, cases, opt.verbose, stdout, stderr)
 	}
-	defer verbose.Store(false)
 
 	w := ktap.New(stdout)
 	w.OnError(stdoutFailed)
@@ -101,11 +109,14 @@ func Run(s Suite, args []string, stdout, stderr io.Writer) int {
 
 // parseArgs parses the shared flags, the program's own and the aliases.
 // ok false means: exit with code (help, or a usage error already said).
-func parseArgs(s Suite, args []string, stderr io.Writer) (opt options, usage func(io.Writer), code int, ok bool) {
+// Help goes to stdout (`prog -h | less`), exit 0; a usage error goes to
+// stderr with the usage, exit 1 (KSFT_FAIL), so that the runner's log
+// shows it.
+func parseArgs(s Suite, args []string, stdout, stderr io.Writer) (opt options, usage func(io.Writer), code int, ok bool) {
 	fs := flag.NewFlagSet(s.Name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are printed below, quoted
 	fs.BoolVar(&opt.list, "l", false, "list the case names (with -v: and what each checks) and exit")
-	v := fs.Bool("v", false, "print every socket's transcript and every detail, also when it is as expected")
+	fs.BoolVar(&opt.verbose, "v", false, "print every socket's transcript and every detail, also when it is as expected")
 	fs.DurationVar(&opt.deadline, "deadline", defaultDeadline, "fail a case still running after `D` and go on to the next (overrides a case's own deadline)")
 	fs.IntVar(&opt.jobs, "j", defaultJobs(), "run up to `N` independent cases at once (1: one at a time)")
 	fs.Func("t", "run only case `NAME` (repeatable; -l lists the names)", func(v string) error {
@@ -124,7 +135,12 @@ func parseArgs(s Suite, args []string, stderr io.Writer) (opt options, usage fun
 	usage = func(out io.Writer) { printUsage(out, s, fs, shared, aliases) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			usage(stderr)
+			var b strings.Builder
+			usage(&b)
+			if _, err := io.WriteString(stdout, b.String()); err != nil {
+				fmt.Fprintf(stderr, "%s: writing the help to stdout: %v\n", s.Name, err)
+				return opt, usage, ktap.ExitFail, false
+			}
 			return opt, usage, ktap.ExitPass, false
 		}
 		fmt.Fprintf(stderr, "%s: %s\n", s.Name, flagError(err))
@@ -150,7 +166,7 @@ func parseArgs(s Suite, args []string, stderr io.Writer) (opt options, usage fun
 			return bad("%v", err)
 		}
 	}
-	verbose.Store(*v)
+	verbose.Store(opt.verbose)
 	return opt, usage, 0, true
 }
 
@@ -198,7 +214,8 @@ func addAlias(fs *flag.FlagSet, a Alias, opt *options) {
 }
 
 // printUsage prints -h: the program, the exit codes, then the shared
-// flags, the program's own and the old spellings, each group sorted.
+// flags (-h among them), the program's own and the old spellings, each
+// group sorted.
 func printUsage(out io.Writer, s Suite, fs *flag.FlagSet, shared, aliases map[string]bool) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "usage: %s [flags]\n\n", s.Name)
@@ -210,15 +227,20 @@ func printUsage(out io.Writer, s Suite, fs *flag.FlagSet, shared, aliases map[st
 	groups := []struct {
 		title string
 		in    func(name string) bool
+		more  []string
 	}{
-		{"Flags of every netlink_mcast program:", func(n string) bool { return shared[n] }},
-		{"Flags of " + s.Name + ":", func(n string) bool { return !shared[n] && !aliases[n] }},
-		{"Old spellings, kept as aliases:", func(n string) bool { return aliases[n] }},
+		{"Flags of every netlink_mcast program:", func(n string) bool { return shared[n] }, []string{"  -h\n    \tprint this help and exit\n"}},
+		{"Flags of " + s.Name + ":", func(n string) bool { return !shared[n] && !aliases[n] }, nil},
+		{"Old spellings, kept as aliases:", func(n string) bool { return aliases[n] }, nil},
 	}
 	for _, g := range groups {
-		var lines []string
+		lines := g.more
 		fs.VisitAll(func(f *flag.Flag) {
-			if g.in(f.Name) {
+			switch {
+			case !g.in(f.Name):
+			case f.Name == "deadline":
+				lines = append(lines, deadlineUsage(f, s))
+			default:
 				lines = append(lines, flagUsage(f))
 			}
 		})
@@ -228,8 +250,43 @@ func printUsage(out io.Writer, s Suite, fs *flag.FlagSet, shared, aliases map[st
 		sort.Strings(lines)
 		fmt.Fprintf(&b, "\n%s\n%s", g.title, strings.Join(lines, ""))
 	}
-	b.WriteString("  -h\n    \tprint this help and exit\n")
 	io.WriteString(out, b.String())
+}
+
+// deadlineUsage is -deadline's entry, with the deadline the program's
+// cases really get without it: the frame's default, unless the program
+// says otherwise (Suite.CaseDeadlines, for a table made from its flags)
+// or cases of its table set their own (Case.Timeout).
+func deadlineUsage(f *flag.Flag, s Suite) string {
+	name, usage := flag.UnquoteUsage(f)
+	def := s.CaseDeadlines
+	if def == "" {
+		def = tableDeadlines(s.Cases)
+	}
+	text := fmt.Sprintf("%s (default: %s)", usage, def)
+	return fmt.Sprintf("  -%s %s\n    \t%s\n", f.Name, name, strings.ReplaceAll(text, "\n", "\n    \t"))
+}
+
+// tableDeadlines says what deadline each case of a table gets without
+// -deadline: defaultDeadline, and each other Timeout with the cases that
+// set it.
+func tableDeadlines(cases []Case) string {
+	var timeouts []time.Duration
+	byTimeout := map[time.Duration][]string{}
+	for _, c := range cases {
+		if c.Timeout > 0 && c.Timeout != defaultDeadline {
+			if byTimeout[c.Timeout] == nil {
+				timeouts = append(timeouts, c.Timeout)
+			}
+			byTimeout[c.Timeout] = append(byTimeout[c.Timeout], c.Name)
+		}
+	}
+	parts := []string{defaultDeadline.String() + " a case"}
+	sort.Slice(timeouts, func(i, j int) bool { return timeouts[i] < timeouts[j] })
+	for _, d := range timeouts {
+		parts = append(parts, fmt.Sprintf("%v for %s", d, strings.Join(byTimeout[d], ", ")))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // flagUsage is one flag's entry, as flag.PrintDefaults formats it.
@@ -308,11 +365,12 @@ func CheckCases(cases []Case) error {
 	return nil
 }
 
-// list prints the case names, one a line; with -v, what each checks.
-func list(s Suite, cases []Case, stdout, stderr io.Writer) int {
+// list prints the case names, one a line; with -v (the program's, never
+// go test's), what each checks.
+func list(s Suite, cases []Case, verbose bool, stdout, stderr io.Writer) int {
 	for _, c := range cases {
 		line := c.Name
-		if Verbose() && c.About != "" {
+		if verbose && c.About != "" {
 			line += "\t" + c.About
 		}
 		if _, err := fmt.Fprintln(stdout, line); err != nil {
@@ -324,12 +382,13 @@ func list(s Suite, cases []Case, stdout, stderr io.Writer) int {
 }
 
 // runProgram prints the TAP stream of cases and returns the exit code.
+// The privilege checks, which only read the process's own state, come
+// first: a program that cannot run at all says so in its plan (`1..0 #
+// SKIP`). The plan comes next, before anything that waits on the kernel
+// or on another program; each step from there to the first case has a
+// deadline (await), and a step that does not return in time ends the
+// stream with a Bail out! naming it.
 func runProgram(s Suite, cases []Case, w *ktap.Writer, opt options) int {
-	if err := routeSocketProbe(); err != nil {
-		w.Plan(0)
-		w.BailOut(err.Error())
-		return w.Finish()
-	}
 	if reason := preflight(); reason != "" {
 		return w.SkipAll(reason)
 	}
@@ -338,12 +397,46 @@ func runProgram(s Suite, cases []Case, w *ktap.Writer, opt options) int {
 			return w.SkipAll(reason)
 		}
 	}
-	h := watchKernel(s.Name)
 	w.Plan(len(cases))
-	h.sayUnwatched(w)
-	w.Diag("netlink_route_mc_index=%s", RouteMCIndex())
-	teardown, err := setUp(s, w)
+	bail := func(why string) int {
+		w.BailOut(why)
+		return w.Finish()
+	}
+	var err error
+	if g := await(w, "a NETLINK_ROUTE socket in the program's network namespace", stepDeadline, func() { err = routeSocketProbe() }); g != "" {
+		return bail(g)
+	}
 	if err != nil {
+		return bail(err.Error())
+	}
+	var ns *netns.NS
+	if g := await(w, "a network namespace (the check that one can be made)", stepDeadline, func() { ns, err = probeNamespace() }); g != "" {
+		return bail(g)
+	}
+	if err != nil {
+		skipEvery(s, cases, w, "cannot create a network namespace: "+err.Error())
+		return w.Finish()
+	}
+	h, g := watchKernel(s.Name, ns, w)
+	if g != "" {
+		return bail(g)
+	}
+	h.sayUnwatched(w)
+	var index string
+	if g := await(w, "net.core.netlink_route_mc_index to be read", stepDeadline, func() { index = readRouteMCIndex() }); g != "" {
+		h.close()
+		return bail(g)
+	}
+	w.Diag("netlink_route_mc_index=%s", index)
+	teardown, err, g := setUp(s, w)
+	switch {
+	case g != "":
+		if err := teardown(); err != nil {
+			w.Diag("%v", err)
+		}
+		h.close()
+		return bail(g)
+	case err != nil:
 		w.Diag("setup: %v", err)
 		for _, c := range cases {
 			w.Result(s.Name+"."+c.Name, ktap.Fail, "setup failed", -1)
@@ -351,7 +444,7 @@ func runProgram(s Suite, cases []Case, w *ktap.Writer, opt options) int {
 				s.AfterCase(c.Name, ktap.Fail, "setup failed")
 			}
 		}
-	} else {
+	default:
 		runCases(s, cases, w, opt, h)
 	}
 	if err := teardown(); err != nil {
@@ -362,10 +455,22 @@ func runProgram(s Suite, cases []Case, w *ktap.Writer, opt options) int {
 	return w.Finish()
 }
 
-// setUp holds the switch (Suite.Switch) and runs Suite.Setup. The
-// teardown it returns is never nil: it undoes whatever was set up, in
-// reverse order, and reports the first error.
-func setUp(s Suite, w *ktap.Writer) (teardown func() error, err error) {
+// skipEvery reports every case skipped, for why: the program cannot run
+// here, found after its plan was printed.
+func skipEvery(s Suite, cases []Case, w *ktap.Writer, why string) {
+	for _, c := range cases {
+		w.Result(s.Name+"."+c.Name, ktap.Skip, why, -1)
+		if s.AfterCase != nil {
+			s.AfterCase(c.Name, ktap.Skip, why)
+		}
+	}
+}
+
+// setUp holds the switch (Suite.Switch) and runs Suite.Setup, each a step
+// with its deadline (await). The teardown it returns is never nil: it
+// undoes whatever was set up, in reverse order, and reports the first
+// error. gaveUp says which step did not return in time, or is "".
+func setUp(s Suite, w *ktap.Writer) (teardown func() error, err error, gaveUp string) {
 	var undo []func() error
 	teardown = func() error {
 		var first error
@@ -378,22 +483,30 @@ func setUp(s Suite, w *ktap.Writer) (teardown func() error, err error) {
 		return first
 	}
 	if s.Switch {
-		release, err := holdSwitch(w.Diag)
-		if err != nil {
-			return teardown, err
+		var release func()
+		var herr error
+		if g := await(w, "net.core.netlink_route_mc_index: its lock (an flock another program of the suite may hold) and its value", switchDeadline, func() { release, herr = takeSwitch(w.Diag) }); g != "" {
+			return teardown, nil, g
+		}
+		if herr != nil {
+			return teardown, herr, ""
 		}
 		undo = append(undo, func() error { release(); return nil })
 	}
 	if s.Setup != nil {
-		td, err := s.Setup(w.Diag)
-		if err != nil {
-			return teardown, err
+		var td func() error
+		var serr error
+		if g := await(w, "the program's set-up", stepDeadline, func() { td, serr = s.Setup(w.Diag) }); g != "" {
+			return teardown, nil, g
+		}
+		if serr != nil {
+			return teardown, serr, ""
 		}
 		if td != nil {
 			undo = append(undo, td)
 		}
 	}
-	return teardown, nil
+	return teardown, nil, ""
 }
 
 // flagError is a flag parsing error for stderr, with the offending
@@ -456,7 +569,8 @@ func openRouteSocket() error {
 // preflight returns why no case can run here, or "". Tests replace it.
 var preflight = cannotRun
 
-// cannotRun returns why no case can run here, or "".
+// cannotRun returns why no case can run here for want of privilege, or
+// "": it reads the process's own capabilities, and waits for nothing.
 func cannotRun() string {
 	for _, c := range []int{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN} {
 		has, err := HasCapability(c)
@@ -467,18 +581,20 @@ func cannotRun() string {
 			return "must be run as root (needs " + CapName(c) + ")"
 		}
 	}
-	ns, err := netns.New("nsdeath-witness")
-	if err != nil {
-		return "cannot create a network namespace: " + err.Error()
-	}
-	// The namespace that shows one can be made is the teardown witness's
-	// (watchKernel): one namespace fewer to make and tear down.
-	probed.Store(ns)
 	return ""
 }
 
-// probed is the namespace cannotRun made, for watchKernel.
-var probed atomic.Pointer[netns.NS]
+// probeNamespace makes a network namespace, which shows that the cases
+// can make theirs; it becomes the teardown witness's (watchKernel), one
+// namespace fewer to make and tear down. Tests replace it (nil: the
+// witness makes its own).
+var probeNamespace = func() (*netns.NS, error) { return netns.New("nsdeath-witness") }
+
+// takeSwitch is holdSwitch. Tests replace it.
+var takeSwitch = holdSwitch
+
+// readRouteMCIndex is RouteMCIndex. Tests replace it.
+var readRouteMCIndex = RouteMCIndex
 
 // RouteMCIndex reads net.core.netlink_route_mc_index in the initial
 // network namespace: "0", "1", or "absent" on kernels without the feature.

@@ -20,6 +20,7 @@ import (
 
 	"nlmcast/ktap"
 	"nlmcast/selftests/kmsg"
+	"nlmcast/selftests/netns"
 )
 
 func fakeSuite(cleanedUp *bool) Suite {
@@ -59,9 +60,12 @@ func expectOutput(t *testing.T, out string, wants ...string) {
 func skipPreflight(t *testing.T) {
 	t.Helper()
 	preflight = func() string { return "" }
+	probeNamespace = func() (*netns.NS, error) { return nil, nil }
 	quietLog(t, &scriptedLog{})
-	t.Cleanup(func() { preflight = cannotRun; resetStop() })
+	t.Cleanup(func() { preflight, probeNamespace = cannotRun, savedProbeNamespace; resetStop() })
 }
+
+var savedProbeNamespace = probeNamespace
 
 // quietLog makes run read log instead of the kernel's, and only when a
 // case ends (no background reads), for the rest of t.
@@ -285,8 +289,71 @@ func TestMainUsageErrors(t *testing.T) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q (want the program's name first, then the usage)", args, code, out, errs)
 		}
 	}
-	if _, errs, code, _ := runFake(t, "-h"); code != 0 || !strings.Contains(errs, "usage:") {
-		t.Errorf("-h: exit %d, stderr %q", code, errs)
+}
+
+// -h prints the help to stdout (`prog -h | less`) and exits 0; -h itself
+// is listed with the flags of every program, not under a program's old
+// spellings; -deadline's default is what the cases get. Before, the help
+// went to stderr, -h came last (under the aliases where a program has
+// them) and the default was 1m30s whatever the cases' own deadlines.
+func TestMainHelp(t *testing.T) {
+	skipPreflight(t)
+	s := Suite{Name: "prog", About: "Checks things.",
+		Cases: []Case{
+			{Name: "quick", Run: func(t T) {}},
+			{Name: "slow_a", Run: func(t T) {}, Timeout: 10 * time.Minute},
+			{Name: "slow_b", Run: func(t T) {}, Timeout: 10 * time.Minute},
+			{Name: "slower", Run: func(t T) {}, Timeout: time.Hour},
+		},
+		Aliases: []Alias{{Name: "list", For: "l"}},
+	}
+	var out, errs strings.Builder
+	if code := Run(s, []string{"-h"}, &out, &errs); code != 0 || errs.Len() != 0 {
+		t.Fatalf("-h: exit %d, stderr %q; want 0 and nothing", code, errs.String())
+	}
+	help := out.String()
+	expectOutput(t, help, "usage: prog [flags]\n\nChecks things.\n",
+		"(default: 1m30s a case; 10m0s for slow_a, slow_b; 1h0m0s for slower)\n")
+	shared := strings.Index(help, "Flags of every netlink_mcast program:")
+	aliases := strings.Index(help, "Old spellings, kept as aliases:")
+	h := strings.Index(help, "\n  -h\n")
+	if shared < 0 || aliases < 0 || h < shared || h > aliases {
+		t.Errorf("-h is not among the flags of every program:\n%s", help)
+	}
+	s.CaseDeadlines = "1h0m0s a scene,\nless with -quick"
+	out.Reset()
+	Run(s, []string{"-h"}, &out, &errs)
+	expectOutput(t, out.String(), "(default: 1h0m0s a scene,\n    \tless with -quick)\n")
+	if strings.Contains(out.String(), "1m30s") {
+		t.Errorf("the frame's default shown beside the program's:\n%s", out.String())
+	}
+}
+
+// A program's -l -v lists what each case checks, and -l alone does not,
+// whatever go test's own -test.v says: the program's tests run it under
+// go test -v. Before, -l under go test -v printed the descriptions.
+func TestMainListFollowsTheProgramsVerbose(t *testing.T) {
+	skipPreflight(t)
+	f := flag.Lookup("test.v")
+	if f == nil {
+		t.Skip("no -test.v flag")
+	}
+	was := f.Value.String()
+	if err := flag.Set("test.v", "true"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { flag.Set("test.v", was) })
+	s := Suite{Name: "prog", Cases: []Case{{Name: "a", About: "checks a", Run: func(t T) {}}}}
+	var out strings.Builder
+	if code := Run(s, []string{"-l"}, &out, &strings.Builder{}); code != 0 || out.String() != "a\n" {
+		t.Errorf("-l under go test -v: exit %d, output %q; want \"a\\n\"", code, out.String())
+	}
+	out.Reset()
+	if code := Run(s, []string{"-l", "-v"}, &out, &strings.Builder{}); code != 0 || out.String() != "a\tchecks a\n" {
+		t.Errorf("-l -v: exit %d, output %q", code, out.String())
+	}
+	if Verbose() != true {
+		t.Errorf("Verbose() outside a program under go test -v: false")
 	}
 }
 
@@ -313,13 +380,14 @@ func TestFlagUsageDefaults(t *testing.T) {
 // A program whose namespace refuses a NETLINK_ROUTE socket before it made
 // any namespace fails at once, saying so: the kernel tore the protocol down.
 func TestMainRouteSocketRefused(t *testing.T) {
+	skipPreflight(t)
 	routeSocketProbe = func() error { return errors.New("socket(AF_NETLINK, NETLINK_ROUTE): protocol not supported") }
 	t.Cleanup(func() { routeSocketProbe = openRouteSocket })
 	t.Setenv("KSFT_TAP_LEVEL", "")
 	var out strings.Builder
 	cleaned := false
 	code := Run(fakeSuite(&cleaned), nil, &out, &strings.Builder{})
-	want := "TAP version 13\n1..0\nBail out! socket(AF_NETLINK, NETLINK_ROUTE): protocol not supported\n# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:0 error:0\n"
+	want := "TAP version 13\n1..5\nBail out! socket(AF_NETLINK, NETLINK_ROUTE): protocol not supported\n# Planned tests != run tests (5 != 0)\n# Totals: pass:0 fail:0 xfail:0 xpass:0 skip:0 error:0\n"
 	if code != 1 || out.String() != want {
 		t.Errorf("exit %d, output %q; want 1, %q", code, out.String(), want)
 	}

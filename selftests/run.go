@@ -376,7 +376,7 @@ func goroutineState(id int) string {
 		if p := strings.LastIndexByte(fn, '('); p > 0 {
 			fn = fn[:p]
 		}
-		if fn == bodyFunc {
+		if fn == bodyFunc || strings.HasPrefix(fn, awaitFunc+".") {
 			break // the runner's own frames follow
 		}
 		if strings.HasPrefix(fn, "runtime.") {

@@ -160,16 +160,27 @@ func runGroup(s Suite, cases []Case, w *ktap.Writer, opt options, h *health) (no
 }
 
 // printResult judges a case's outcome against the kernel's health and prints
-// its result line.
+// its result line. A case that passed its own checks (or failed as
+// expected) while the watch lost kernel log records has not been
+// watched: it SKIPs, naming what was lost, as does one whose verdict
+// rests on the log (RequireKernelLog) when the log is not read. Any other
+// pass says on its result line what the watch could not see.
 func printResult(s Suite, c Case, w *ktap.Writer, h *health, o *outcome) {
 	res, reason := judge(w, c.Name, o.reports, o.beside, o.res, o.reason)
-	if res == ktap.Pass && c.RequireKernelLog {
-		// A report may have been in what was not read: the verdict
-		// that rests on the log cannot be given.
-		if why := h.logUnwatched(); why != "" {
-			res, reason = ktap.Skip, fmt.Sprintf("%s; the case's verdict rests on it, and all its other checks passed", why)
-		} else if len(o.lost) > 0 {
-			res, reason = ktap.Skip, fmt.Sprintf("%s during the case; its verdict rests on the kernel log, and all its other checks passed", strings.Join(o.lost, "; "))
+	if res == ktap.Pass || res == ktap.XFail {
+		own := " (its own checks passed)"
+		if res == ktap.XFail {
+			own = " (its own checks: XFAIL " + reason + ")"
+		}
+		switch why := h.logUnwatched(); {
+		case len(o.lost) > 0:
+			res, reason = ktap.Skip, fmt.Sprintf("kernel log: %s while this case ran; it was not watched%s", strings.Join(o.lost, ", "), own)
+		case c.RequireKernelLog && why != "":
+			res, reason = ktap.Skip, fmt.Sprintf("%s; the case's verdict rests on it%s", why, own)
+		default:
+			if note := h.note(); note != "" {
+				reason = strings.TrimPrefix(reason+"; "+note, "; ")
+			}
 		}
 	}
 	w.Result(s.Name+"."+c.Name, res, reason, o.elapsed)

@@ -23,6 +23,11 @@ type Suite struct {
 	// program whose own flags decide its cases (the bench's -n, -sweep).
 	Cases     []Case
 	MakeCases func() ([]Case, error)
+	// CaseDeadlines says, for -h, what deadline the cases get without
+	// -deadline, for a program whose table MakeCases makes (from the
+	// flags) with cases that set their own (Case.Timeout): "1h0m0s a
+	// scene". For a table in Cases, -h derives it.
+	CaseDeadlines string
 
 	// Flags adds the program's own flags to the shared ones (durations,
 	// sizes, self-tests). Check validates them once parsed; its error is
@@ -43,10 +48,13 @@ type Suite struct {
 	// Needs returns why no case of this program can run here, beyond what
 	// every program needs (root: CAP_SYS_ADMIN and CAP_NET_ADMIN, and a
 	// network namespace), or "": the whole program then SKIPs with it.
+	// It runs before the plan, without a deadline: it only reads the
+	// process's own state (capabilities, its user namespace).
 	Needs func() string
 
 	// Setup runs once before the first case, after the privilege checks
-	// and the switch guard. The teardown it returns runs on every way out
+	// and the switch guard, with a deadline (a minute: a Setup still
+	// running then ends the stream with Bail out!). The teardown it returns runs on every way out
 	// of Main, before the Totals line; an error from it ends the stream
 	// with Bail out! (a result the program could not deliver, such as the
 	// bench's results directory).
@@ -56,7 +64,8 @@ type Suite struct {
 	// after its result line is printed: the verdict of its own checks as
 	// judged with the kernel's health (a report during the case fails it),
 	// an interruption or a deadline included, and the line's reason ("" for
-	// a failed check, whose message is a diagnostic). name is the case's
+	// a failed check, whose message is a diagnostic; for a pass, a note on
+	// what the kernel watch could not see, or ""). name is the case's
 	// Name, without the program's prefix. It runs on the goroutine that
 	// prints results, one call at a time, in result order; the bench marks
 	// the samples of a scene that did not pass.

@@ -27,4 +27,11 @@ func main() {
 	os.Exit(selftests.Main(suite))
 }
 
-var suite = selftests.Suite{Name: "netlink_mcast_semantics", Cases: cases.All}
+var suite = selftests.Suite{
+	Name: "netlink_mcast_semantics",
+	About: "Checks which sockets receive NETLINK_ROUTE multicast notifications, exactly (every message each socket got,\n" +
+		"compared with the expected): local and foreign subscribers, LISTEN_ALL_NSID, exclusions, memberships, groups\n" +
+		"above 32, PKTINFO, overruns, device moves, namespace death. Every case must pass on every kernel, with\n" +
+		"net.core.netlink_route_mc_index absent, 0 or 1; the program never changes the switch.",
+	Cases: cases.All,
+}

@@ -63,6 +63,9 @@ var suite = selftests.Suite{
 	Needs:     needs,
 	Setup:     findCPUs,
 	MakeCases: modeCases,
+	// The modes' Timeout (modeCases); the failnth cases keep the frame's.
+	CaseDeadlines: "a mode -max-duration + 5m0s: 9m0s, 13m0s with KSFT_MACHINE_SLOW=yes, less when\n" +
+		"$kselftest_override_timeout caps -max-duration; 1m30s a failnth case",
 }
 
 // setupAllowance is what a mode may take beyond -max-duration before the

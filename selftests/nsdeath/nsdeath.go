@@ -94,6 +94,9 @@ func In(ns *netns.NS) (*Witness, error) {
 	w := &Witness{ns: ns, live: map[int32]tracked{}, byInode: map[uint64]int32{}, forgotten: map[string]bool{},
 		spare: make(chan spareProbe, 1)}
 	if err := w.open(); err != nil {
+		// No spare probe is being made: Close must not wait for one
+		// (it waited forever when the kernel refused RTNLGRP_NSID).
+		w.spare = nil
 		w.Close()
 		return nil, fmt.Errorf("namespace teardown witness: %w", err)
 	}
