@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -279,4 +280,36 @@ func headingSlugs(text string) map[string]bool {
 		slugs[b.String()] = true
 	}
 	return slugs
+}
+
+// doc/ci.md's list of stages is .ci/run -l's: the same names in the same
+// order, so that neither counts or names what the other does not.
+func TestCIDocListsTheStages(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("needs bash")
+	}
+	out, err := exec.Command("bash", ".ci/run", "-l").CombinedOutput()
+	if err != nil {
+		t.Fatalf(".ci/run -l: %v\n%s", err, out)
+	}
+	var stages []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if l != "" && l[0] != ' ' {
+			stages = append(stages, strings.Fields(l)[0])
+		}
+	}
+	b, err := os.ReadFile("doc/ci.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc []string
+	for _, m := range regexp.MustCompile("(?m)^(\\d+)\\. \\*\\*`([a-z0-9-]+)`\\*\\*").FindAllStringSubmatch(string(b), -1) {
+		if m[1] != strconv.Itoa(len(doc)+1) {
+			t.Errorf("doc/ci.md: stage %s is numbered %s, want %d", m[2], m[1], len(doc)+1)
+		}
+		doc = append(doc, m[2])
+	}
+	if strings.Join(doc, " ") != strings.Join(stages, " ") {
+		t.Errorf("doc/ci.md lists the stages\n  %s\n.ci/run -l lists\n  %s", strings.Join(doc, " "), strings.Join(stages, " "))
+	}
 }
