@@ -211,12 +211,15 @@ endif
 # ============================ both modes =====================================
 # The project's own tests (unit tests, and the suites' cases under go test;
 # run as root). The frr program's tests run with the race detector, which
-# needs cgo and a C compiler: without gcc they run without it.
+# needs cgo and a C compiler: without gcc they run without it. go test -json
+# read by internal/testsummary: go test's usual output, then every skipped
+# test with its reason.
 NLMC_RACE = $(if $(shell command -v gcc 2>/dev/null),-race)
 test: nlmc-need-go
-	cd $(NLMC_DIR) && $(NLMC_GOENV) $(NLMC_GO) test -count=1 $$($(NLMC_GO) list ./... | grep -vx nlmcast/frr)
-	cd $(NLMC_DIR) && $(filter-out CGO_ENABLED=%,$(NLMC_GOENV)) CGO_ENABLED=$(if $(NLMC_RACE),1,0) \
-		$(NLMC_GO) test -count=1 $(NLMC_RACE) ./frr/
+	cd $(NLMC_DIR) && $(filter-out GOARCH=%,$(NLMC_GOENV)) $(NLMC_GO) run ./internal/testsummary \
+		-- env $(NLMC_GOENV) $(NLMC_GO) test -count=1 -json $$($(NLMC_GO) list ./... | grep -vx nlmcast/frr) \
+		-- env $(filter-out CGO_ENABLED=%,$(NLMC_GOENV)) CGO_ENABLED=$(if $(NLMC_RACE),1,0) \
+		$(NLMC_GO) test -count=1 $(NLMC_RACE) -json ./frr/
 
 # Boot KERNEL in QEMU (software emulation) and run the programs in it.
 # PROGS: which programs (default: all), by name or without the

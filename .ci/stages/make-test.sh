@@ -12,6 +12,9 @@ stage_make_test() {
 	git clone -q "$ROOT" "$WORK/clone/nlmc"
 	[ ! -e "$WORK/clone/shared" ] || fail "$WORK/clone/shared exists"
 	make -C "$WORK/clone/nlmc" test 2>&1 | tee "$L/make-test.log"
+	# It ends listing the skipped tests with their reasons (the README says so).
+	grep -q '^  nlmcast/vmtest Test.*: needs a kernel image: set NLMC_VMTEST_KERNEL' "$L/make-test.log" ||
+		fail "make test did not list vmtest's end-to-end tests as skipped, naming NLMC_VMTEST_KERNEL"
 	(cd "$WORK/clone/nlmc" && go test -count=1 -v -run EndToEnd ./vmtest/) >"$L/e2e-skip.log" 2>&1
 	grep -q '^--- SKIP: TestBootEndToEnd' "$L/e2e-skip.log" && grep -q 'needs a kernel image: set NLMC_VMTEST_KERNEL' "$L/e2e-skip.log" ||
 		fail "vmtest's end-to-end tests without an image: no SKIP naming NLMC_VMTEST_KERNEL: $(cat "$L/e2e-skip.log")"
