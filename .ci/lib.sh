@@ -66,9 +66,10 @@ VNG=$ROOT/../shared/tools/virtme-ng/vng
 if [ -e /proc/sys/net/core/netlink_route_mc_index ]; then SW_EXPECT=pass; else SW_EXPECT=skip; fi
 
 # FULL=1: every stage, or CI=true: what is missing fails. STAGE: the stage
-# running.
+# running; SKIPPED: the stages skipped for want of ../shared.
 FULL=0
 STAGE=
+SKIPPED=()
 # need_shared PATH WHAT: PATH, outside the repository (CI has ../shared
 # beside its checkout), exists. Without it a run of every stage (or with
 # CI=true) fails; a stage run alone is skipped, saying so (status 1: the
@@ -78,6 +79,7 @@ need_shared() {
 	[ "$FULL" = 1 ] && fail "no ${1#"$ROOT/"} beside the checkout"
 	echo "SKIP stage $STAGE: needs $2: no ${1#"$ROOT/"} beside the checkout"
 	note "stage $STAGE: SKIP, no ${1#"$ROOT/"} ($2)"
+	SKIPPED+=("$STAGE")
 	return 1
 }
 # require PATH STAGE: PATH, which the stage STAGE makes (or installs), exists.
