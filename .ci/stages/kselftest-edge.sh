@@ -14,6 +14,9 @@ stage_kselftest_edge() {
 	make -C "$KS" TARGETS=net/$COLL clean
 	rm -rf "$KS/net"
 
+	# The project as the stage kselftest left it in the 6.12 tree (placed
+	# here when this stage runs alone).
+	[ -f "$KS/$COLL/Makefile" ] || place_project "$KS/$COLL"
 	section "kselftest 6.12: no Go toolchain (GO=/nonexistent/go) must not break other targets"
 	rm -rf "$WORK/nogo-install"
 	make -C "$KS" TARGETS="sysctl $COLL" GO=/nonexistent/go install \
