@@ -96,14 +96,22 @@ NLMC_Q := $(if $(filter 1,$(V)),,@)
 # another architecture than that.
 define nlmc_go_build
 	@echo "  GO      $(notdir $@)"
-	$(NLMC_Q)cd $(NLMC_DIR) && $(NLMC_GOENV) $(NLMC_GO) build $(NLMC_GOBUILD_FLAGS) \
-		-o $(abspath $@) $(nlmc_pkg_$(notdir $@))
+	$(NLMC_Q)cd $(NLMC_DIR) && { $(NLMC_GOENV) $(NLMC_GO) build $(NLMC_GOBUILD_FLAGS) \
+		-o $(abspath $@) $(nlmc_pkg_$(notdir $@)) || $(nlmc_vendor_hint); }
 endef
 define nlmc_go_build_for
 	@echo "  GO      $(notdir $@) (GOARCH=$(1))"
-	$(NLMC_Q)cd $(NLMC_DIR) && $(filter-out GOARCH=%,$(NLMC_GOENV)) GOARCH=$(1) $(NLMC_GO) build \
-		$(NLMC_GOBUILD_FLAGS) -o $(abspath $@) $(nlmc_pkg_$(notdir $@))
+	$(NLMC_Q)cd $(NLMC_DIR) && { $(filter-out GOARCH=%,$(NLMC_GOENV)) GOARCH=$(1) $(NLMC_GO) build \
+		$(NLMC_GOBUILD_FLAGS) -o $(abspath $@) $(nlmc_pkg_$(notdir $@)) || $(nlmc_vendor_hint); }
 endef
+# After a failed build (shell code; exits with the build's status): when
+# there is no vendor/ and the module dependencies can be neither found in
+# the module cache nor downloaded (no network, GOPROXY=off), Go's own
+# message names a module, not the remedy: say it.
+nlmc_vendor_hint = { rc=$$?; if [ ! -d vendor ] && \
+	! $(NLMC_GOENV) $(NLMC_GO) list -deps ./... >/dev/null 2>&1; then \
+	echo "netlink_mcast: the module dependencies are neither in vendor/ nor in the module cache, and cannot be downloaded (GOPROXY=$$($(NLMC_GO) env GOPROXY)): run 'make vendor' once where there is network, then build again (see README.md, Offline builds)" >&2; \
+	fi; exit $$rc; }
 
 # --- which mode --------------------------------------------------------------
 # The selftests directory is the one with lib.mk and kselftest/runner.sh.
@@ -203,12 +211,15 @@ endif
 # ============================ both modes =====================================
 # The project's own tests (unit tests, and the suites' cases under go test;
 # run as root). The frr program's tests run with the race detector, which
-# needs cgo and a C compiler: without gcc they run without it.
+# needs cgo and a C compiler: without gcc they run without it. go test -json
+# read by internal/testsummary: go test's usual output, then every skipped
+# test with its reason.
 NLMC_RACE = $(if $(shell command -v gcc 2>/dev/null),-race)
 test: nlmc-need-go
-	cd $(NLMC_DIR) && $(NLMC_GOENV) $(NLMC_GO) test -count=1 $$($(NLMC_GO) list ./... | grep -vx nlmcast/frr)
-	cd $(NLMC_DIR) && $(filter-out CGO_ENABLED=%,$(NLMC_GOENV)) CGO_ENABLED=$(if $(NLMC_RACE),1,0) \
-		$(NLMC_GO) test -count=1 $(NLMC_RACE) ./frr/
+	cd $(NLMC_DIR) && $(filter-out GOARCH=%,$(NLMC_GOENV)) $(NLMC_GO) run ./internal/testsummary \
+		-- env $(NLMC_GOENV) $(NLMC_GO) test -count=1 -json $$($(NLMC_GO) list ./... | grep -vx nlmcast/frr) \
+		-- env $(filter-out CGO_ENABLED=%,$(NLMC_GOENV)) CGO_ENABLED=$(if $(NLMC_RACE),1,0) \
+		$(NLMC_GO) test -count=1 $(NLMC_RACE) -json ./frr/
 
 # Boot KERNEL in QEMU (software emulation) and run the programs in it.
 # PROGS: which programs (default: all), by name or without the
@@ -226,23 +237,25 @@ PROGS ?=
 # When that is the architecture of the programs in $(OUTPUT) (the host's,
 # or ARCH='s), those are used; otherwise copies for it are built in
 # $(OUTPUT)/vm-GOARCH.
+# KERNEL unset or not a file: no programs are wanted, and vmtest's first
+# prerequisite, nlmc-need-kernel, says what is wrong.
 nlmc_goarch_aarch64 := arm64
 nlmc_image_goarch = $(if $(filter 41524d64,$(shell gzip -dcf '$(1)' 2>/dev/null | \
-	od -An -tx1 -j56 -N4 | tr -d ' \n')),arm64,amd64)
-NLMC_VM_GOARCH = $(if $(KERNEL),$(call nlmc_image_goarch,$(KERNEL)))
+	od -An -tx1 -j56 -N4 2>/dev/null | tr -d ' \n')),arm64,amd64)
+nlmc_kernel_file = $(if $(KERNEL),$(shell test -f '$(KERNEL)' && echo yes))
+NLMC_VM_GOARCH = $(if $(nlmc_kernel_file),$(call nlmc_image_goarch,$(KERNEL)))
 NLMC_BIN_GOARCH = $(or $(NLMC_GOARCH),$(GOARCH),$(nlmc_goarch_$(shell uname -m)))
 NLMC_VM_OUT = $(if $(filter $(NLMC_BIN_GOARCH),$(NLMC_VM_GOARCH)),$(OUTPUT),$(OUTPUT)/vm-$(NLMC_VM_GOARCH))
-ifneq ($(KERNEL),)
+ifneq ($(nlmc_kernel_file),)
 ifneq ($(NLMC_VM_OUT),$(OUTPUT))
 $(NLMC_VM_OUT)/%: $(NLMC_SRCS) | nlmc-need-go
 	@mkdir -p $(@D)
 	$(call nlmc_go_build_for,$(NLMC_VM_GOARCH))
 endif
 endif
-nlmc_vmtest_bins = $(addprefix $(NLMC_VM_OUT)/,$(if $(PROGS),$(foreach p,$(PROGS),\
-	$(if $(filter netlink_mcast_%,$(p)),$(p),netlink_mcast_$(p))),$(NLMC_PROGS)))
-vmtest: nlmc-need-go $(nlmc_vmtest_bins)
-	@test -n "$(KERNEL)" || { echo "Error: set KERNEL=path/to/bzImage or Image" >&2; exit 2; }
+nlmc_vmtest_bins = $(if $(nlmc_kernel_file),$(addprefix $(NLMC_VM_OUT)/,$(if $(PROGS),$(foreach p,$(PROGS),\
+	$(if $(filter netlink_mcast_%,$(p)),$(p),netlink_mcast_$(p))),$(NLMC_PROGS))))
+vmtest: nlmc-need-go nlmc-need-kernel $(nlmc_vmtest_bins)
 	cd $(NLMC_DIR) && $(filter-out GOARCH=%,$(NLMC_GOENV)) $(NLMC_GO) run ./vmtest \
 		-kernel $(abspath $(KERNEL)) -append "$(APPEND)" $(VMTEST_FLAGS) $(nlmc_vmtest_bins)
 
@@ -257,8 +270,7 @@ STRESS_TIMEOUT ?= 1200
 stress: nlmc-need-go $(NLMC_STRESS_BIN)
 	$(NLMC_STRESS_BIN) $(STRESS_ARGS)
 
-vmtest-stress: nlmc-need-go $(NLMC_VM_OUT)/netlink_mcast_stress
-	@test -n "$(KERNEL)" || { echo "Error: set KERNEL=path/to/bzImage or Image" >&2; exit 2; }
+vmtest-stress: nlmc-need-go nlmc-need-kernel $(if $(nlmc_kernel_file),$(NLMC_VM_OUT)/netlink_mcast_stress)
 	cd $(NLMC_DIR) && $(filter-out GOARCH=%,$(NLMC_GOENV)) $(NLMC_GO) run ./vmtest \
 		-kernel $(abspath $(KERNEL)) -append "nlmc.timeout=$(STRESS_TIMEOUT) $(APPEND)" \
 		-timeout $$(($(STRESS_TIMEOUT) + 120))s \
@@ -349,7 +361,11 @@ kernel:
 nlmc-need-go:
 	@$(if $(nlmc_no_go),echo "netlink_mcast: $(nlmc_no_go)" >&2; exit 2,:)
 
+nlmc-need-kernel:
+	@test -n "$(KERNEL)" || { echo "Error: set KERNEL=path/to/bzImage or Image" >&2; exit 2; }
+	@test -n "$(nlmc_kernel_file)" || { echo "Error: KERNEL=$(KERNEL) is not a file (a bzImage or Image)" >&2; exit 2; }
+
 nlmc-skip-msg:
 	@echo "netlink_mcast: SKIP building $(NLMC_PROGS): $(nlmc_no_go)" >&2
 
-.PHONY: test vmtest stress vmtest-stress bench vng kernel vendor nlmc-need-go nlmc-skip-msg
+.PHONY: test vmtest stress vmtest-stress bench vng kernel vendor nlmc-need-go nlmc-need-kernel nlmc-skip-msg
