@@ -85,11 +85,12 @@ NLMC_GOENV += $(if $(GOCACHE)$(XDG_CACHE_HOME),,GOCACHE=/tmp/nlmcast-go/cache) \
 endif
 NLMC_GOBUILD_FLAGS ?= -trimpath -buildvcs=false
 
-# A binary is rebuilt when any Go file, go.mod or go.sum is newer; an
+# A binary is rebuilt when any Go file, a file Go embeds (selftests/kmsg's
+# tables), go.mod or go.sum is newer; an
 # up-to-date tree runs no go command at all (so `make run_tests` works on a
 # read-only tree, e.g. in vng, after building on the host).
 NLMC_SRCS := $(shell find $(NLMC_DIR) -name '*.go' ! -name '*_test.go' 2>/dev/null) \
-	$(NLMC_DIR)/go.mod $(NLMC_DIR)/go.sum
+	$(wildcard $(NLMC_DIR)/selftests/kmsg/*.txt) $(NLMC_DIR)/go.mod $(NLMC_DIR)/go.sum
 
 NLMC_Q := $(if $(filter 1,$(V)),,@)
 # nlmc_go_build builds $@ with NLMC_GOENV; nlmc_go_build_for(GOARCH) for
