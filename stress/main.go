@@ -194,6 +194,7 @@ func runModeCase(t selftests.T, m mode) {
 	if out.report.Interrupted {
 		out.report.Checks = "interrupted"
 	}
+	keepBaseline(&out.report)
 	for _, n := range out.notes {
 		t.Logf("%s", n)
 	}
