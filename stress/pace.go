@@ -84,8 +84,9 @@ type paceVerdict struct {
 	NotificationsPerS float64 `json:"notifications_per_s"`
 	Ratio             float64 `json:"ratio"`
 	Bound             float64 `json:"bound"`
-	// The switch writer's mean write-and-read-back times, of the switch
-	// and of the reference sysctl, and their ratio (reference/switch).
+	// The switch writer's median write-and-read-back times, of the
+	// switch and of the reference sysctl, and their ratio
+	// (reference/switch).
 	SwitchWriteUS    float64 `json:"switch_write_us,omitempty"`
 	ReferenceWriteUS float64 `json:"reference_write_us,omitempty"`
 	WriteRatio       float64 `json:"write_ratio,omitempty"`
@@ -107,11 +108,11 @@ func judgePace(r *modeReport, base *paceBase, w *writeTimes, bound float64) (v *
 		}
 	}
 	if w != nil && w.switchN > 0 && w.refN > 0 {
-		sw, ref := w.switchMean(), w.refMean()
+		sw, ref := w.switchMedian(), w.refMedian()
 		v.SwitchWriteUS, v.ReferenceWriteUS = round1(sw), round1(ref)
 		v.WriteRatio = round3(ref / sw)
 		if ref < bound*sw {
-			problems = append(problems, fmt.Sprintf("%s: a write of %s (read back) took %.1f µs on average over %d writes, %.1f times the %.1f µs of %s (same handler, same thread, %d writes in this mode; bound: %.2f of its speed): writing the switch is that much slower than writing a sysctl like it",
+			problems = append(problems, fmt.Sprintf("%s: a write of %s (read back) took %.1f µs (median of %d writes), %.1f times the %.1f µs of %s (median of %d writes by the same thread in this mode, same handler; bound: %.2f of its speed): writing the switch is that much slower than writing a sysctl like it",
 				r.Mode, "the switch", sw, w.switchN, sw/ref, ref, refSysctl, w.refN, bound))
 		}
 	}

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -27,19 +28,45 @@ const refSysctl = "net/ipv4/tcp_ecn_fallback"
 const refWriteEvery = 4
 
 // writeTimes is what the switch writer's writes (each read back) took,
-// of the switch and of the reference sysctl. The writer alone fills it;
-// it is read once the writer has returned.
+// of the switch and of the reference sysctl, one sample a write. The
+// writer alone fills it; it is read once the writer has returned. Their
+// medians are compared: the host takes an emulated CPU away for
+// milliseconds at a time, which a mean would count.
 type writeTimes struct {
-	switchN, refN     int64
-	switchDur, refDur time.Duration
+	switchN, refN int64
+	switchSamples []time.Duration
+	refSamples    []time.Duration
 }
 
-func (w *writeTimes) switchMean() float64 {
-	return float64(w.switchDur.Microseconds()) / float64(w.switchN)
+// maxWriteSamples bounds the samples kept of each kind (8 MiB): more than
+// a mode of -max-duration 4m makes at a few thousand writes a second.
+const maxWriteSamples = 1 << 20
+
+func (w *writeTimes) addSwitch(d time.Duration) {
+	w.switchN++
+	if len(w.switchSamples) < maxWriteSamples {
+		w.switchSamples = append(w.switchSamples, d)
+	}
 }
 
-func (w *writeTimes) refMean() float64 {
-	return float64(w.refDur.Microseconds()) / float64(w.refN)
+func (w *writeTimes) addRef(d time.Duration) {
+	w.refN++
+	if len(w.refSamples) < maxWriteSamples {
+		w.refSamples = append(w.refSamples, d)
+	}
+}
+
+// switchMedian and refMedian are the median times, in µs.
+func (w *writeTimes) switchMedian() float64 { return medianUS(w.switchSamples) }
+func (w *writeTimes) refMedian() float64    { return medianUS(w.refSamples) }
+
+func medianUS(samples []time.Duration) float64 {
+	if len(samples) == 0 {
+		return 0
+	}
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	return float64(s[len(s)/2].Nanoseconds()) / 1000
 }
 
 // openReference opens refSysctl in ns (a sysctl file belongs to the
@@ -110,8 +137,7 @@ func flipSwitch(ctx context.Context, sw *mcswitch.Switch, cpu int, writes *atomi
 				if err := writeAndCheck(ref, refSysctl+" in a sender's namespace", rv, buf); err != nil {
 					return err
 				}
-				times.refDur += time.Since(start)
-				times.refN++
+				times.addRef(time.Since(start))
 				rv = '0' + '1' - rv
 				continue
 			}
@@ -123,8 +149,7 @@ func flipSwitch(ctx context.Context, sw *mcswitch.Switch, cpu int, writes *atomi
 			if err := writeAndCheck(fd, mcswitch.Path, v, buf); err != nil {
 				return fmt.Errorf("%w (after %d writes)", err, writes.Load())
 			}
-			times.switchDur += time.Since(start)
-			times.switchN++
+			times.addSwitch(time.Since(start))
 			writes.Add(1)
 			if stop {
 				return nil
