@@ -18,7 +18,7 @@
 // SKIPs: it proved less than asked, which says nothing about the kernel.
 // Unless it is far slower than fixed0 in the same run: fixed1 and switch
 // fail below paceBound of fixed0's notification rate, and switch when
-// its writes are that much slower than a sysctl's like it.
+// its writes are below writeBound of a sysctl's like it.
 //
 // Self-tests of the detectors (not for normal runs): -inject-duplicate
 // makes a user-space socket multicast one copy of a message sender S0

@@ -212,7 +212,7 @@ func (t *topology) judgeMinima(out *outcome, m mode, elapsed time.Duration, writ
 	if out.report.Switch == "flipping" {
 		w = &t.writeTimes
 	}
-	v, problems := judgePace(&out.report, base, w, paceBound)
+	v, problems := judgePace(&out.report, base, w)
 	out.report.Pace = v
 	out.problems = append(out.problems, problems...)
 }
