@@ -214,6 +214,13 @@ func (t *topology) judgeMinima(out *outcome, m mode, elapsed time.Duration, writ
 	}
 	v, problems := judgePace(&out.report, base, w)
 	out.report.Pace = v
+	if len(out.problems) > 0 {
+		// A run cut short by a failure has no rate worth judging.
+		for _, p := range problems {
+			out.notes = append(out.notes, "also: "+p)
+		}
+		return
+	}
 	out.problems = append(out.problems, problems...)
 }
 

@@ -237,3 +237,16 @@ func TestPaceBoundFromEvidence(t *testing.T) {
 		}
 	}
 }
+
+// A mode that failed already (a sender's error may have cut it short) is
+// not failed again for its rate: the comparison is a note.
+func TestPaceAfterAFailureIsANote(t *testing.T) {
+	withBaselines(t)
+	fixed0Ran(15000)
+	tp, out := modeRun(modes[1], 600, 100)
+	out.fail("sender S0: sendmsg: EPERM")
+	tp.judgeMinima(out, modes[1], 10*time.Second, 0, false)
+	if len(out.problems) != 1 || !strings.Contains(strings.Join(out.notes, "\n"), "also: fixed1: the senders reached 120.0 notifications/s") {
+		t.Errorf("problems %q, notes %q; want the one failure, and the rate as a note", out.problems, out.notes)
+	}
+}
