@@ -17,12 +17,11 @@ import (
 //
 // Both rest on the ratios measured on the patched 6.1 images under TCG,
 // alone and beside other guests on a loaded host
-// (evidence/stress-ratios/runs.txt; TestPaceBoundFromEvidence checks
-// them against it): the notification rate ratios spread widely (the
-// modes run one after the other, while the host's load changes): for
-// fixed1/fixed0 the lowest seen was 0.66 and the mean of their logarithms
-// less 5 standard deviations 0.105; the write ratios stayed within
-// 0.9-1.1 (mean less 5 deviations: 0.85).
+// (evidence/stress-ratios/runs.txt): each is at most the mean of the
+// ratios' logarithms less 5 standard deviations, which
+// TestPaceBoundFromEvidence recomputes. The notification rates spread
+// widely (the modes run one after another while the host's load
+// changes); the write times, taken in one mode by one thread, hardly.
 const (
 	paceBound  = 0.1
 	writeBound = 0.5
@@ -34,8 +33,8 @@ type paceBase struct {
 	notificationsPerS float64
 }
 
-// baselines holds fixed0's rates (and faults0's) once it has run in
-// this process.
+// baselines holds the rates of every mode that has run in this process
+// and passed or fell short, by name.
 var baselines = struct {
 	sync.Mutex
 	byMode map[string]paceBase
