@@ -23,7 +23,7 @@ import (
 // widely (the modes run one after another while the host's load
 // changes); the write times, taken in one mode by one thread, hardly.
 const (
-	paceBound  = 0.1
+	paceBound  = 0.0625
 	writeBound = 0.5
 )
 

@@ -56,7 +56,7 @@ func TestPaceFailsAModeSlowOnlyAtOne(t *testing.T) {
 	}
 	p := strings.Join(out.problems, "\n")
 	t.Logf("%s", p)
-	for _, w := range []string{"fixed1: the senders reached 120.0 notifications/s, 0.040 of fixed0's 3000.0/s in this run (bound 0.1)", "delayed ACKs count too"} {
+	for _, w := range []string{"fixed1: the senders reached 120.0 notifications/s, 0.040 of fixed0's 3000.0/s in this run (bound 0.0625)", "delayed ACKs count too"} {
 		if !strings.Contains(p, w) {
 			t.Errorf("the failure lacks %q", w)
 		}
@@ -79,11 +79,11 @@ func TestPaceWithinTheBound(t *testing.T) {
 		perSender, batches int
 		verdict            string
 	}{
-		{1500, 20, "short"},  // 300/s: 0.1 of fixed0's
+		{938, 20, "short"},   // 187.6/s: over 1/16 of fixed0's 3000/s
 		{15000, 20, "short"}, // as fast, short of -min-batches
-		{1500, 100, "pass"},
-		{1499, 100, "fail"},
-		{1499, 20, "fail"},
+		{938, 100, "pass"},
+		{937, 100, "fail"}, // 187.4/s
+		{937, 20, "fail"},
 	} {
 		tp, out := modeRun(modes[1], tc.perSender, tc.batches)
 		tp.judgeMinima(out, modes[1], 10*time.Second, 0, false)
