@@ -56,21 +56,21 @@ func TestFailuresOnlyInUsersockFail(t *testing.T) {
 }
 
 // Each kind short of its minimum is a shortfall naming it: the ROUTE
-// observer must read -min-failures, each usersock kind a twentieth of it.
+// observer must read -min-failures, each usersock kind a 50th of it.
 func TestFailuresPerKind(t *testing.T) {
 	for _, tc := range []struct {
 		counts  map[string]int64
 		verdict string
 		short   []string
 	}{
-		{map[string]int64{"foreign-all-nsid-mapped": 100, "usersock-local": 5, "usersock-foreign-all-nsid": 5}, "pass", nil},
+		{map[string]int64{"foreign-all-nsid-mapped": 100, "usersock-local": 2, "usersock-foreign-all-nsid": 2}, "pass", nil},
 		{map[string]int64{"foreign-all-nsid-mapped": 99, "usersock-local": 50, "usersock-foreign-all-nsid": 50}, "short",
 			[]string{"99 failures hit the NETLINK_ROUTE broadcast at foreign-all-nsid-mapped (ENOBUFS) in 30.0s (3.3/s; -max-duration 1m0s), fewer than the 100 it must reach (-min-failures 100)"}},
-		{map[string]int64{"foreign-all-nsid-mapped": 500, "usersock-local": 4, "usersock-foreign-all-nsid": 0}, "short",
-			[]string{"0 failures hit the NETLINK_USERSOCK broadcast at usersock-foreign-all-nsid", "4 failures hit the NETLINK_USERSOCK broadcast at usersock-local", "fewer than the 5 it must reach (-min-failures 100, a 20th of it for each usersock kind)"}},
+		{map[string]int64{"foreign-all-nsid-mapped": 500, "usersock-local": 1, "usersock-foreign-all-nsid": 0}, "short",
+			[]string{"0 failures hit the NETLINK_USERSOCK broadcast at usersock-foreign-all-nsid", "1 failures hit the NETLINK_USERSOCK broadcast at usersock-local", "fewer than the 2 it must reach (-min-failures 100, a 50th of it for each usersock kind)"}},
 		// The ROUTE walk reported none while the usersock kinds have
 		// not reached theirs: a short run, not yet a kernel's fault.
-		{map[string]int64{"usersock-local": 3}, "short", []string{"0 failures hit the NETLINK_ROUTE broadcast"}},
+		{map[string]int64{"usersock-local": 3, "usersock-foreign-all-nsid": 1}, "short", []string{"0 failures hit the NETLINK_ROUTE broadcast"}},
 	} {
 		out := judgeFaults(tc.counts)
 		if out.verdict() != tc.verdict {
@@ -92,7 +92,7 @@ func TestFailuresPerKind(t *testing.T) {
 
 // The run stops early only once every clone-only kind has its minimum.
 func TestFailuresEnoughForTheMonitor(t *testing.T) {
-	full := map[string]int64{"foreign-all-nsid-mapped": 100, "usersock-local": 5, "usersock-foreign-all-nsid": 5}
+	full := map[string]int64{"foreign-all-nsid-mapped": 100, "usersock-local": 2, "usersock-foreign-all-nsid": 2}
 	if !failuresEnough(full, 100, "") {
 		t.Errorf("%v: not enough", full)
 	}
@@ -109,7 +109,7 @@ func TestFailuresEnoughForTheMonitor(t *testing.T) {
 }
 
 // -min-failures defaults to 100, and that is what the ROUTE observer must
-// read; each usersock kind, 5.
+// read; each usersock kind, 2.
 func TestMinFailuresDefault(t *testing.T) {
 	var c config
 	fs := flag.NewFlagSet(program, flag.ContinueOnError)
@@ -123,8 +123,8 @@ func TestMinFailuresDefault(t *testing.T) {
 	if f := fs.Lookup("min-failures"); f == nil || f.DefValue != "100" {
 		t.Errorf("-min-failures' default as -h prints it: %+v, want 100", f)
 	}
-	if r, u := kindMinimum(protoRoute, c.minFailures), kindMinimum(protoUsersock, c.minFailures); r != 100 || u != 5 {
-		t.Errorf("kind minima %d (ROUTE), %d (USERSOCK); want 100, 5", r, u)
+	if r, u := kindMinimum(protoRoute, c.minFailures), kindMinimum(protoUsersock, c.minFailures); r != 100 || u != 2 {
+		t.Errorf("kind minima %d (ROUTE), %d (USERSOCK); want 100, 2", r, u)
 	}
 	if kindMinimum(protoRoute, 0) != 1 || kindMinimum(protoUsersock, 0) != 1 {
 		t.Errorf("-min-failures 0 must still ask one failure of each kind")
