@@ -16,6 +16,9 @@
 // runs for -duration and then on until those minima are reached, at most
 // -max-duration; a mode short of a minimum then, whose checks all passed,
 // SKIPs: it proved less than asked, which says nothing about the kernel.
+// Unless it is far slower than fixed0 in the same run: fixed1 and switch
+// fail below paceBound of fixed0's notification rate, and switch when
+// its writes are below writeBound of a sysctl's like it.
 //
 // Self-tests of the detectors (not for normal runs): -inject-duplicate
 // makes a user-space socket multicast one copy of a message sender S0
@@ -197,6 +200,7 @@ func runModeCase(t selftests.T, m mode) {
 	if out.report.Interrupted {
 		out.report.Checks = "interrupted"
 	}
+	keepBaseline(&out.report)
 	for _, n := range out.notes {
 		t.Logf("%s", n)
 	}

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"nlmcast/selftests/mcswitch"
 	"nlmcast/selftests/nsdeath"
 	"nlmcast/stress/internal/verify"
@@ -65,9 +67,9 @@ var modes = []mode{
 func (m mode) flipping() bool { return m.value == "" }
 
 // outcome is what one mode found. problems fail it; shortfalls are the
-// minima it did not reach (batches, writes, flips during batches,
-// failures that hit the broadcast): a run that proved less than it was
-// asked to, which, when nothing failed, SKIPs.
+// minima it did not reach (batches, writes, failures that hit the
+// broadcast): a run that proved less than it was asked to, which, when
+// nothing failed, SKIPs.
 type outcome struct {
 	problems   []string
 	shortfalls []string
@@ -157,43 +159,69 @@ func runMode(ctx context.Context, cfg config, m mode, sw *mcswitch.Switch, cpus 
 	if out.report.Interrupted {
 		return out
 	}
+	t.judgeMinima(&out, m, elapsed, writes, inj != nil)
+	return out
+}
+
+// judgeMinima judges what a mode that ran for elapsed, with writes
+// verified switch writes, proved: its minima (batches, writes and, under
+// faults, failures that hit the broadcast per protocol and receiver kind),
+// the flips during batches, and its rates against its baseline's from the
+// same run (fixed0's).
+func (t *topology) judgeMinima(out *outcome, m mode, elapsed time.Duration, writes int64, faults bool) {
 	for _, s := range t.senders {
-		if s.batches < cfg.minBatches {
+		if s.batches < t.cfg.minBatches {
 			out.short("sender %s completed %d batches in %.1fs (%.1f/s; -max-duration %s), fewer than -min-batches %d", s.name, s.batches, elapsed.Seconds(),
-				perSecond(int64(s.batches), elapsed), cfg.maxDuration, cfg.minBatches)
+				perSecond(int64(s.batches), elapsed), t.cfg.maxDuration, t.cfg.minBatches)
 		}
 	}
 	if out.report.Switch == "flipping" {
-		if writes < cfg.minWrites {
+		if writes < t.cfg.minWrites {
 			out.short("the switch writer made %d verified writes in %.1fs (%.1f/s; -max-duration %s), fewer than -min-writes %d", writes, elapsed.Seconds(),
-				perSecond(writes, elapsed), cfg.maxDuration, cfg.minWrites)
+				perSecond(writes, elapsed), t.cfg.maxDuration, t.cfg.minWrites)
 		}
 		// The mode exists for flips that land while a batch is in the
 		// kernel: a run where they mostly came between batches proved
 		// little about the walk switching under a broadcast.
 		for _, s := range t.senders {
 			if p := s.flips.problem(s.name); p != "" {
-				out.short("%s", p)
+				out.fail("%s", p)
 			}
 		}
 	}
-	if inj != nil {
+	if faults {
 		// The failures that hit the broadcast, as the receivers that
-		// only a failed clone can overrun saw them. None at all, with
-		// failures injected, is a failure: the injection does not reach
-		// the walk, or the kernel hides its failures.
-		n := t.cloneFailures()
-		out.report.CloneFailures = n
-		switch min := max(1, cfg.minFailures); {
-		case n == 0:
-			out.fail("no failure hit the broadcast in %.1fs: none of %s read an ENOBUFS, though only a failed clone in do_one_broadcast() overruns them and %d%% of the senders' skbuff_head_cache allocations failed",
-				elapsed.Seconds(), joinKinds(cloneOnlyKinds), cfg.failPercent)
-		case n < min:
-			out.short("%d failures hit the broadcast (ENOBUFS at %s) in %.1fs (%.1f/s; -max-duration %s), fewer than -min-failures %d",
-				n, joinKinds(cloneOnlyKinds), elapsed.Seconds(), perSecond(n, elapsed), cfg.maxDuration, min)
+		// only a failed clone can overrun saw them, per kind.
+		counts := t.cloneFailures()
+		for _, c := range counts {
+			out.report.CloneFailures += c
+		}
+		fails, shorts := failureVerdict(counts, t.cfg.minFailures, t.cfg.failPercent, elapsed, t.cfg.maxDuration)
+		out.problems = append(out.problems, fails...)
+		out.shortfalls = append(out.shortfalls, shorts...)
+	}
+	var base *paceBase
+	if name := baselineOf(m); name != "" {
+		if b, ok := baseline(name); ok {
+			base = &b
+		} else {
+			out.notes = append(out.notes, fmt.Sprintf("%s did not run before %s in this run (or failed): its rates are not compared with %s's", name, m.name, name))
 		}
 	}
-	return out
+	var w *writeTimes
+	if out.report.Switch == "flipping" {
+		w = &t.writeTimes
+	}
+	v, problems := judgePace(&out.report, base, w)
+	out.report.Pace = v
+	if len(out.problems) > 0 {
+		// A run cut short by a failure has no rate worth judging.
+		for _, p := range problems {
+			out.notes = append(out.notes, "also: "+p)
+		}
+		return
+	}
+	out.problems = append(out.problems, problems...)
 }
 
 // run starts the senders, the churn threads and, when the switch flips,
@@ -261,13 +289,19 @@ func (t *topology) run(ctx context.Context, out *outcome, sw *mcswitch.Switch, w
 	worker("option churn", func() error { return ch.options(runCtx, t.options, s2) })
 	worker("namespace churn", func() error { return ch.namespaces(runCtx, t.senders, t.cfg.nsPace, s3) })
 	if flipping {
-		workers.Add(1)
-		go func() {
-			defer workers.Done()
-			if err := flipSwitch(runCtx, sw, writerCPU, &writes); err != nil {
-				failRun("switch writer", err)
-			}
-		}()
+		ref, refValue, err := openReference(t.senders[0].sp.NS)
+		if err != nil {
+			failRun("switch writer", err)
+		} else {
+			workers.Add(1)
+			go func() {
+				defer workers.Done()
+				defer unix.Close(ref)
+				if err := flipSwitch(runCtx, sw, writerCPU, &writes, ref, refValue, &t.writeTimes); err != nil {
+					failRun("switch writer", err)
+				}
+			}()
+		}
 	}
 	for _, inject := range t.selfTests(out, &mu) {
 		defer inject.Stop()
@@ -387,7 +421,7 @@ func (t *topology) monitor(ctx context.Context, stop func(), writes *atomic.Int6
 		}
 		enough := !flipping || writes.Load() >= t.cfg.minWrites
 		if t.faults {
-			enough = enough && t.cloneFailures() >= max(1, t.cfg.minFailures)
+			enough = enough && failuresEnough(t.cloneFailures(), t.cfg.minFailures, "")
 		}
 		for _, s := range t.senders {
 			enough = enough && s.completed.Load() >= int64(t.cfg.minBatches)

@@ -45,6 +45,9 @@ type modeReport struct {
 	// Fault modes: what proves the messages sent, or never sent (last:
 	// .ci/run reads the fields from enobufs to kmemleak_suspects in order).
 	Proofs *verify.Proofs `json:"sent_proofs,omitempty"`
+	// fixed1 and switch: their notification rate against fixed0's from
+	// the same run; switch: its writes against a sysctl like it.
+	Pace *paceVerdict `json:"pace,omitempty"`
 }
 
 type senderReport struct {
@@ -148,7 +151,7 @@ func (r *modeReport) lines() []string {
 }
 
 // joinKinds lists a set of receiver kinds in order.
-func joinKinds(kinds map[string]bool) string {
+func joinKinds[V any](kinds map[string]V) string {
 	l := make([]string, 0, len(kinds))
 	for k := range kinds {
 		l = append(l, k)

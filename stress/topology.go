@@ -46,6 +46,8 @@ type topology struct {
 	options  []*churnSock // option churn pool
 	exact    []*churnSock // churn sockets whose transcript is known (in options)
 	cleanups []func()
+	// writeTimes is what the switch writer's writes took (switch mode).
+	writeTimes writeTimes
 }
 
 // stableOf returns the first stable receiver of kind, or nil.
@@ -233,15 +235,17 @@ func foreignRoute(groups []uint32, sees map[int]verify.Tag) verify.Receiver {
 // namespaces), and the NETLINK_USERSOCK subscribers, whose sender's
 // sendmsg() allocates the message itself (it fails, and is repeated,
 // before any walk) and shares it, so that every one of them gets a clone.
-// Their ENOBUFS count the failures that hit the broadcast.
-var cloneOnlyKinds = map[string]bool{"foreign-all-nsid-mapped": true, "usersock-local": true, "usersock-foreign-all-nsid": true}
+// Their ENOBUFS count the failures that hit the broadcast; the map gives
+// each kind's protocol.
+var cloneOnlyKinds = map[string]string{"foreign-all-nsid-mapped": protoRoute, "usersock-local": protoUsersock, "usersock-foreign-all-nsid": protoUsersock}
 
-// cloneFailures counts the ENOBUFS the cloneOnly receivers have read.
-func (t *topology) cloneFailures() int64 {
-	var n int64
+// cloneFailures counts the ENOBUFS the cloneOnly receivers have read, per
+// receiver kind.
+func (t *topology) cloneFailures() map[string]int64 {
+	n := map[string]int64{}
 	for _, st := range t.stables {
 		if st.cloneOnly {
-			n += st.overruns.Load()
+			n[st.kind] += st.overruns.Load()
 		}
 	}
 	return n
@@ -289,7 +293,7 @@ func (t *topology) buildStables() error {
 		}
 	}
 	for _, st := range t.stables {
-		st.cloneOnly = cloneOnlyKinds[st.kind]
+		_, st.cloneOnly = cloneOnlyKinds[st.kind]
 		go st.drain()
 	}
 	t.draining = true
