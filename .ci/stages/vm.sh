@@ -102,7 +102,7 @@ stage_vm() {
 	# failures hit the broadcast (100-160 s a mode at load 40 on 2 cores,
 	# 13 min for the three with kmemleak=off; a mode short of 100 SKIPs,
 	# which fails this step).
-	vm_faults P-fault-stress "$K/P-fault.bzImage" "-duration 10s -max-duration 240s -cycles 2 -switch-cycles 4 -min-batches 3 -min-writes 100 -min-failures 100"
+	vm_faults P-fault-stress "$K/P-fault.bzImage" "-duration 10s -max-duration 300s -cycles 2 -switch-cycles 4 -min-batches 3 -min-writes 100 -min-failures 100"
 	# The stress program's fail-nth cases, which need fault injection
 	# (about 1 minute).
 	vm_failnth P-fault-failnth "$K/P-fault.bzImage"
