@@ -330,7 +330,7 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.injectOverrun, "inject-overrun", false, "SELF-TEST of the checker: halfway through each mode, make a stable receiver overrun; the mode must fail (the fault modes account for overruns: there it must pass)")
 	fs.BoolVar(&c.injectSetupFailure, "inject-setup-failure", false, "SELF-TEST of the run: sender S0's CPU pinning fails before it marks its thread; the mode must fail at once, injecting nothing")
 	fs.IntVar(&c.failPercent, "fail-percent", 20, "fault modes: the percentage of the senders' socket buffer allocations that fail (20 reached -min-failures 100 in 100-150 s a mode on P-fault, KASAN under TCG on a loaded host; 5 hit the broadcast 0.2-0.5 times a second there)")
-	fs.Int64Var(&c.minFailures, "min-failures", 100, "fault modes: failures that must hit the broadcast: ENOBUFS at the receivers only a failed clone in the walk overruns (the foreign LISTEN_ALL_NSID observer, the NETLINK_USERSOCK subscribers); none at all fails the mode")
+	fs.Int64Var(&c.minFailures, "min-failures", 100, "fault modes: failures that must hit the NETLINK_ROUTE walk, counted as ENOBUFS at the foreign LISTEN_ALL_NSID observer, which only a failed clone in the walk overruns; each NETLINK_USERSOCK receiver kind needs a 50th of it; none on ROUTE while the usersock kinds reached theirs fails the mode")
 }
 
 // minimaHelp is the -h text on the count minima (-min-batches,
@@ -338,7 +338,9 @@ func (c *config) register(fs *flag.FlagSet) {
 // promises about what a run proves, not about the kernel. netdev CI sets
 // KSFT_MACHINE_SLOW=yes on slow runners.
 const minimaHelp = "Count minima (-min-batches, -min-writes, -min-failures): a mode short of one by -max-duration, with every check passed, SKIPs\n" +
-	"saying what it missed and the rates reached. KSFT_MACHINE_SLOW=yes makes -max-duration default to 8 × -duration;\n" +
+	"saying what it missed and the rates reached. Rates are also judged against fixed0's in the same run: fixed1 and switch\n" +
+	"fail below 1/16 of its notifications per second, and switch when its writes take over twice a reference sysctl's.\n" +
+	"KSFT_MACHINE_SLOW=yes makes -max-duration default to 8 × -duration;\n" +
 	"$kselftest_override_timeout (seconds) caps -max-duration so that the six modes fit in it."
 
 // modeOverhead is what a mode takes besides its run, on a slow kernel:
