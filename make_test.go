@@ -20,9 +20,11 @@ func makeIn(t *testing.T, dir string, env []string, args ...string) (string, boo
 		t.Skip("needs make")
 	}
 	cmd := exec.Command("make", append([]string{"-C", dir}, args...)...)
+	// Under `make test` the caller's make variables reach the child:
+	// MAKELEVEL would turn its "make:" lines into "make[1]:".
 	for _, kv := range os.Environ() {
 		switch name, _, _ := strings.Cut(kv, "="); name {
-		case "KERNEL", "PROGS", "MAKEFLAGS", "MFLAGS", "GOFLAGS":
+		case "KERNEL", "PROGS", "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "GOFLAGS":
 		default:
 			cmd.Env = append(cmd.Env, kv)
 		}
