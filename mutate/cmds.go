@@ -95,6 +95,8 @@ type runOptions struct {
 	toolsDir     string
 	plan         bool
 	icount       bool
+	// allowSuiteChange lets a campaign be resumed at another suite commit.
+	allowSuiteChange bool
 }
 
 func cmdRun(args []string) int {
@@ -127,6 +129,7 @@ func cmdRun(args []string) int {
 	fs.StringVar(&o.stressArgs, "stress-args", "-duration 10s -min-batches 20 -min-writes 200", "the stress program's arguments in the stress and fault tiers")
 	fs.BoolVar(&o.icount, "icount", false, "boot with vmtest -icount: the guest's clock counts instructions, so that the cases' own deadlines do not fail on a loaded host (one guest CPU)")
 	fs.BoolVar(&o.plan, "plan", false, "write campaign.json and table.md (the sample) and stop, building and booting nothing: a campaign another run (or machine) carries out")
+	fs.BoolVar(&o.allowSuiteChange, "allow-suite-change", false, "resume a campaign although the suite's commit is not the one it started at (its score then mixes commits, and says so)")
 	fs.StringVar(&o.toolsDir, "tools", "", "`dir` with vmtest, init (vmtest/guestinit) and the programs, built already (default: build them)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -290,7 +293,9 @@ func tierPlans(o runOptions, tl tools) []tierPlan {
 		args: []string{"-prog-timeout", timeout, "-append", bootAppend}}
 	// The debug kernel runs several times slower.
 	debug := base
-	debug.silence, debug.limit = 3*o.silence, 6*o.progTimeout+2*time.Minute
+	// The same silence: a case prints its line when it ends, and each
+	// tier's own baseline boot shows its cases end well within it.
+	debug.limit = 6*o.progTimeout + 2*time.Minute
 	debug.args = []string{"-prog-timeout", fmt.Sprintf("%ds", 3*int(o.progTimeout.Seconds())), "-append", bootAppend}
 	stressPlan := func(modes string, from bootPlan, cmdline string) bootPlan {
 		p := from
@@ -401,7 +406,7 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 	if !resumed {
 		c = campaign{Command: command, Set: o.set, File: funcSets[o.set].file, Kernel: o.tree.version(),
 			Commit: o.tree.commit(), FileSHA256: fileSum, Config: strings.Join(o.configs, " "), SetSize: len(all), Seed: o.seed,
-			Tiers: o.tiers, Started: time.Now().UTC()}
+			Tiers: o.tiers, Started: time.Now().UTC(), SuiteCommit: suiteCommit()}
 		if c.Config == "" {
 			c.Config = "(the build dir's .config)"
 		}
@@ -492,66 +497,69 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 	// build: a mutant that compiles to the same bytes is the unmutated
 	// kernel, and is not booted.
 	var pristineObj string
+	stamp := recordStamp{SuiteCommit: suiteCommit(), Kernel: o.tree.version(), ConfigSHA256: fileSHA256(filepath.Join(o.tree.build, ".config"))}
+	if c.SuiteCommit != "" && c.SuiteCommit != stamp.SuiteCommit && !o.allowSuiteChange {
+		logf("%s is a campaign at suite commit %s, this is %s: every record of a campaign is decided by one commit (-allow-suite-change to go on regardless)",
+			o.out, c.SuiteCommit, stamp.SuiteCommit)
+		return 2
+	}
+	bl := &baseliner{o: o, tl: tl, logf: logf, openLog: openLog, done: map[string]bool{}}
 	if o.baseline {
 		// A baseline that fails would make every mutant "killed".
-		buildLog, err := openLog("baseline")
+		t0 := time.Now()
+		r, err := bl.boot(ctx, plans, 0)
 		if err != nil {
 			logf("%v", err)
 			return 1
 		}
-		defer buildLog.Close()
-		t0 := time.Now()
-		if errs, err := o.tree.buildImage(ctx, buildLog); err != nil || len(errs) > 0 {
-			logf("baseline build failed: %v %v", err, errs)
-			return 1
-		}
-		buildS := time.Since(t0).Seconds()
 		if pristineObj, err = o.tree.objectSum(funcSets[o.set].file); err != nil {
 			logf("%v", err)
 			return 1
 		}
-		// The baseline runs with generous limits; the mutants' limits are
-		// then set from it, so that a loaded host (TCG slows down with
-		// it) does not turn a slow boot into a "hung" one.
-		calm := o
-		calm.silence, calm.progTimeout = 10*time.Minute, 15*time.Minute
-		r := boot(ctx, tierPlans(calm, tl)[0].plan, o.tree.image(), buildLog)
-		if ctx.Err() != nil {
-			return 1
-		}
-		logf("baseline: unmutated tree built in %.0f s, booted in %.0f s (longest quiet stretch %v): %s %s",
-			buildS, r.seconds, r.maxGap.Round(time.Second), r.status, r.detail)
-		if r.status != statusSurvived {
-			logf("the unmutated tree does not pass: stopping")
-			return 1
-		}
-		ranBefore := map[string]bool{}
-		for _, c := range r.ran {
-			ranBefore[c] = true
-		}
-		o.silence = max(o.silence, 3*r.maxGap)
+		// The program limit follows the baseline, so that a loaded host
+		// (TCG slows down with it) does not turn a slow program into a
+		// TIMEOUT; the silence does not: a hang is known after -silence.
 		o.progTimeout = max(o.progTimeout, time.Duration(3*r.seconds)*time.Second)
+		bl.o = o
+		ran := plans[0].plan.ranBefore
 		plans = tierPlans(o, tl)
+		plans[0].plan.ranBefore = ran
+		logf("base: baseline took %.0f s; a mutant's boot is hung after %v without a TAP line; program limit %v",
+			time.Since(t0).Seconds(), o.silence.Round(time.Second), o.progTimeout.Round(time.Second))
+		// The stress tier boots the base build's image: its baseline must
+		// run now, while that image is the unmutated one.
 		for i := range plans {
-			if plans[i].name == "base" || plans[i].name == "pattern" || plans[i].name == "debug" {
-				plans[i].plan.ranBefore = ranBefore
+			if plans[i].name == "stress" && plans[i].skip == "" {
+				if _, err := bl.boot(ctx, plans, i); err != nil {
+					logf("%v", err)
+					return 1
+				}
 			}
 		}
-		logf("a mutant's boot is hung after %v without a TAP line (3 times the baseline's longest, at least -silence); program limit %v",
-			o.silence.Round(time.Second), o.progTimeout.Round(time.Second))
+	}
+	ensureBaseline := func(i int) (bool, error) {
+		if !o.baseline {
+			return false, nil
+		}
+		if !bl.done[plans[i].name] {
+			if _, err := bl.boot(ctx, plans, i); err != nil {
+				return false, err
+			}
+		}
+		return true, nil
 	}
 	start := time.Now()
 	doneNow := 0
 	todo := 0
 	for _, id := range c.Sample {
-		if _, ok := recs[id]; !ok {
+		if rec, ok := recs[id]; !ok || rec.Status == statusError {
 			todo++
 		}
 	}
 	logf("%d of %d mutants to run (%d recorded already)", todo, len(c.Sample), len(c.Sample)-todo)
 	for _, id := range c.Sample {
-		if _, ok := recs[id]; ok {
-			continue
+		if rec, ok := recs[id]; ok && rec.Status != statusError {
+			continue // a host failure's record is done again
 		}
 		if ctx.Err() != nil {
 			break
@@ -562,8 +570,9 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 			logf("%v", err)
 			return 1
 		}
-		rec, err := runMutant(ctx, m, pristine, srcFile, plans, g, pristineObj, mlog)
+		rec, err := runMutant(ctx, m, pristine, srcFile, plans, g, pristineObj, ensureBaseline, mlog)
 		mlog.Close()
+		rec.recordStamp = stamp
 		if ctx.Err() != nil {
 			break // an interrupted mutant is not recorded: the next run does it again
 		}
@@ -630,7 +639,8 @@ const identicalObject = "identical object"
 // build is byte for byte the unmutated one's (sha256 pristineObj, when not
 // empty) is equivalent without a boot: the compiler proved that it changes
 // nothing (dead code, a value the optimiser already knew).
-func runMutant(ctx context.Context, m cfunc.Mutant, pristine []byte, srcFile string, plans []tierPlan, g *guard, pristineObj string, buildLog io.Writer) (record, error) {
+func runMutant(ctx context.Context, m cfunc.Mutant, pristine []byte, srcFile string, plans []tierPlan, g *guard, pristineObj string,
+	ensureBaseline func(tier int) (bool, error), buildLog io.Writer) (record, error) {
 	t0 := time.Now()
 	rec := record{ID: m.ID, File: m.File, Func: m.Func, Line: m.Line, Op: m.Op, Orig: m.Orig, Repl: m.Repl, Source: m.Source}
 	mutated, err := m.Apply(pristine)
@@ -638,13 +648,18 @@ func runMutant(ctx context.Context, m cfunc.Mutant, pristine []byte, srcFile str
 		return rec, err
 	}
 	rec.Status = statusSurvived
-	for _, t := range plans {
+	for i, t := range plans {
 		tr := tierResult{Tier: t.name}
 		if t.skip != "" {
 			tr.Status, tr.Detail = "not run", t.skip
 			rec.Tiers = append(rec.Tiers, tr)
 			continue
 		}
+		// The tier's own unmutated boot comes before its first mutant.
+		if tr.Baseline, err = ensureBaseline(i); err != nil {
+			return rec, err
+		}
+		tr.ConfigSHA256 = fileSHA256(filepath.Join(t.tree.build, ".config"))
 		if t.rebuild {
 			b0 := time.Now()
 			if err := g.Mutate(srcFile, mutated); err != nil {
@@ -679,7 +694,7 @@ func runMutant(ctx context.Context, m cfunc.Mutant, pristine []byte, srcFile str
 				}
 			}
 		}
-		r := boot(ctx, t.plan, t.tree.image(), buildLog)
+		r := bootTwice(func() bootResult { return boot(ctx, t.plan, t.tree.image(), buildLog) })
 		if ctx.Err() != nil {
 			return rec, ctx.Err()
 		}
@@ -762,4 +777,84 @@ func argue(rd resultsDir, equivalentPath, dotConfig string) (int, error) {
 		changed++
 	}
 	return changed, rd.writeTable(c, recs)
+}
+
+// baseliner boots each tier's unmutated build once, before the tier's
+// first mutant: a tier whose unmutated kernel fails would kill every
+// mutant, and one whose cases are silent longer than the tier's limit
+// would call every mutant hung.
+type baseliner struct {
+	o       runOptions
+	tl      tools
+	logf    func(string, ...any)
+	openLog func(string) (*os.File, error)
+	done    map[string]bool
+}
+
+// boot builds tier i's image from the unmutated source (a previous run
+// leaves its last mutant's objects in every build dir) and boots it with
+// generous limits; it must pass. The cases it ran become the tier's
+// ranBefore.
+func (b *baseliner) boot(ctx context.Context, plans []tierPlan, i int) (bootResult, error) {
+	t := plans[i]
+	log, err := b.openLog("baseline-" + t.name)
+	if err != nil {
+		return bootResult{}, err
+	}
+	defer log.Close()
+	t0 := time.Now()
+	if errs, err := t.tree.buildImage(ctx, log); err != nil || len(errs) > 0 {
+		return bootResult{}, fmt.Errorf("%s: baseline build in %s failed: %v %v", t.name, t.tree.build, err, errs)
+	}
+	buildS := time.Since(t0).Seconds()
+	calm := b.o
+	calm.silence, calm.progTimeout = 10*time.Minute, 15*time.Minute
+	calmPlan := tierPlans(calm, b.tl)[i].plan
+	r := bootTwice(func() bootResult { return boot(ctx, calmPlan, t.tree.image(), log) })
+	if ctx.Err() != nil {
+		return r, ctx.Err()
+	}
+	b.logf("%s: baseline: unmutated %s built in %.0f s, booted in %.0f s (longest quiet stretch %v): %s %s",
+		t.name, t.tree.build, buildS, r.seconds, r.maxGap.Round(time.Second), r.status, r.detail)
+	if r.status != statusSurvived {
+		return r, fmt.Errorf("%s: the unmutated tree does not pass: stopping", t.name)
+	}
+	if r.maxGap >= t.plan.silence {
+		return r, fmt.Errorf("%s: the unmutated boot went %v without a TAP line, the tier's hang limit is %v: every mutant would be called hung (a quieter host, or -silence)",
+			t.name, r.maxGap.Round(time.Second), t.plan.silence)
+	}
+	if t.name == "base" || t.name == "pattern" || t.name == "debug" {
+		ran := map[string]bool{}
+		for _, c := range r.ran {
+			ran[c] = true
+		}
+		plans[i].plan.ranBefore = ran
+	}
+	b.done[t.name] = true
+	return r, nil
+}
+
+// suiteCommit is the suite's git commit, "-dirty" when files outside
+// evidence/ differ from it: what the programs a campaign boots were
+// built from.
+func suiteCommit() string {
+	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	c := strings.TrimSpace(string(out))
+	st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!evidence").Output()
+	if err == nil && len(strings.TrimSpace(string(st))) > 0 {
+		c += "-dirty"
+	}
+	return c
+}
+
+// fileSHA256 is the hex sha256 of a file, "" when it cannot be read.
+func fileSHA256(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%x", sha256.Sum256(b))
 }

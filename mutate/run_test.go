@@ -135,7 +135,7 @@ func TestRunClassifiesRecordsAndResumes(t *testing.T) {
 		t.Errorf("source changed:\n%s", b)
 	}
 	table, _ := os.ReadFile(filepath.Join(out, "table.md"))
-	if !strings.Contains(string(table), "Done 6 of 6. killed 2; crashed 0; hung 0; build-failure 1; equivalent 2; survived 1;\nDecided by tier: base 2, stress 1, identical object 1.") {
+	if !strings.Contains(string(table), "Done 6 of 6. killed 2; crashed 0; hung 0; build-failure 1; equivalent 2; survived 1; error 0;\nDecided by tier: base 2, stress 1, identical object 1.") {
 		t.Errorf("table.md:\n%s", table)
 	}
 	// A second run resumes: nothing left to do, the records stay.
