@@ -54,6 +54,7 @@ func cmdList(args []string) int {
 	fs := flag.NewFlagSet("mutate list", flag.ContinueOnError)
 	src := fs.String("src", "", "kernel source tree")
 	set := fs.String("set", defaultSet, "function set: "+strings.Join(setNames(), ", "))
+	summary := fs.Bool("summary", false, "print the set's size per function and operator instead of the mutants")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -61,6 +62,10 @@ func cmdList(args []string) int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "mutate list: %v\n", err)
 		return 1
+	}
+	if *summary {
+		writeSummary(os.Stdout, ms)
+		return 0
 	}
 	for _, m := range ms {
 		fmt.Printf("%s\t%s:%d\t%q -> %q\n", m.ID, m.File, m.Line, m.Orig, m.Repl)

@@ -16,7 +16,11 @@ import (
 // Mask returns src with every comment, string literal, character literal
 // and preprocessor line (with its continuations) replaced by spaces. Newlines
 // are kept, so byte offsets and line numbers are src's.
-func Mask(src []byte) []byte {
+func Mask(src []byte) []byte { return mask(src, true) }
+
+// mask blanks comments and literals, and preprocessor lines when
+// directives is set.
+func mask(src []byte, directives bool) []byte {
 	out := make([]byte, len(src))
 	copy(out, src)
 	blank := func(i int) {
@@ -31,7 +35,7 @@ func Mask(src []byte) []byte {
 		case lineStart && (c == ' ' || c == '\t'):
 			i++
 			continue
-		case lineStart && c == '#':
+		case lineStart && c == '#' && directives:
 			// A directive runs to an unescaped newline.
 			for i < len(src) && !(src[i] == '\n' && (i == 0 || src[i-1] != '\\')) {
 				blank(i)
@@ -117,6 +121,15 @@ func FindFunc(masked []byte, name string) (Func, error) {
 			continue
 		}
 		k := skipSpace(s, close+1)
+		// Sparse's annotations between the parameters and the body:
+		// "__acquires(nl_table_lock)".
+		for id := identPrefix(s[k:]); strings.HasPrefix(id, "__"); id = identPrefix(s[k:]) {
+			p := skipSpace(s, k+len(id))
+			if p >= len(s) || s[p] != '(' || matchParen(s, p) < 0 {
+				break
+			}
+			k = skipSpace(s, matchParen(s, p)+1)
+		}
 		if k >= len(s) || s[k] != '{' {
 			continue // a declaration or a call at file scope
 		}
@@ -127,6 +140,63 @@ func FindFunc(masked []byte, name string) (Func, error) {
 		return Func{Name: name, NameLine: lineOf(s, i), BodyStart: k, BodyEnd: end + 1}, nil
 	}
 	return Func{}, fmt.Errorf("function %s: no definition found", name)
+}
+
+// MacroPrefix marks a name in Mutants' list as a function-like macro of
+// the file, mutated at its definition: "#netlink_for_each_mc".
+const MacroPrefix = "#"
+
+// FindMacro returns the definition of the macro name in src (not masked):
+// NameLine is the #define's line, BodyStart the offset just before the
+// replacement text (the parameter list's ')', or the name's last byte),
+// BodyEnd one past the directive's last byte.
+func FindMacro(src []byte, name string) (Func, error) {
+	s := string(src)
+	for off := 0; off < len(s); {
+		end := strings.IndexByte(s[off:], '\n')
+		if end < 0 {
+			end = len(s)
+		} else {
+			end += off
+		}
+		line := strings.TrimLeft(s[off:end], " \t")
+		if rest, ok := strings.CutPrefix(line, "#"); ok {
+			rest = strings.TrimLeft(rest, " \t")
+			if after, ok := strings.CutPrefix(rest, "define"); ok {
+				after = strings.TrimLeft(after, " \t")
+				if strings.HasPrefix(after, name) && (len(after) == len(name) || !isIdent(after[len(name)])) {
+					nameOff := off + strings.Index(s[off:end], name)
+					bodyStart := nameOff + len(name) - 1
+					if nameOff+len(name) < len(s) && s[nameOff+len(name)] == '(' {
+						bodyStart = matchParen(s, nameOff+len(name))
+					}
+					// The directive runs to the first newline not escaped.
+					stop := nameOff
+					for stop < len(s) && !(s[stop] == '\n' && s[stop-1] != '\\') {
+						stop++
+					}
+					return Func{Name: name, NameLine: lineOf(s, off), BodyStart: bodyStart, BodyEnd: stop + 1}, nil
+				}
+			}
+		}
+		off = end + 1
+	}
+	return Func{}, fmt.Errorf("macro %s: no #define found", name)
+}
+
+// macroMasked returns masked with f's replacement text unblanked
+// (comments and literals in it stay blank, and so do the line
+// continuations' backslashes), so that Sites finds the sites in it.
+func macroMasked(src, masked []byte, f Func) []byte {
+	code := mask(src, false)
+	out := append([]byte(nil), masked...)
+	for i := f.BodyStart + 1; i < f.BodyEnd && i < len(out); i++ {
+		out[i] = code[i]
+		if code[i] == '\\' && i+1 < len(code) && code[i+1] == '\n' {
+			out[i] = ' '
+		}
+	}
+	return out
 }
 
 // Site is one place where an operator applies: the bytes [Off, Off+len(Orig))

@@ -158,3 +158,40 @@ func TestMacroLoopBody(t *testing.T) {
 		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
 	}
 }
+
+// A function-like macro's replacement text is mutated at its definition,
+// its IDs counted from the #define, and a replacement keeps the line
+// continuations, so that the macro stays one directive.
+func TestMacroBody(t *testing.T) {
+	src := "#define walk(sk, head, off)\t\\\n\tfor (sk = first((head), off); sk != NULL;\t\\\n\t     sk = next(sk, off))\n\nvoid f(void)\n{\n\twalk(sk, h, 0)\n\t\tuse(sk);\n}\n"
+	var got []string
+	for _, m := range mutantsOf(t, src, "f", MacroPrefix+"walk") {
+		if m.Func != "walk" {
+			continue
+		}
+		got = append(got, fmt.Sprintf("%s %q->%q", m.ID, m.Orig, m.Repl))
+		out, err := m.Apply([]byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Count(string(out), "\\\n") != 2 {
+			t.Errorf("%s: the macro lost a line continuation:\n%s", m.ID, out)
+		}
+	}
+	want := `walk+1:eq-ne:1 "!="->"=="`
+	if len(got) == 0 || got[0] != want {
+		t.Errorf("macro sites:\n%s\nwant first %s", strings.Join(got, "\n"), want)
+	}
+	if _, err := Mutants("x.c", []byte(src), []string{MacroPrefix + "nosuch"}); err == nil {
+		t.Error("a missing macro gave no error")
+	}
+}
+
+// A sparse annotation between the parameters and the body is skipped.
+func TestFindFuncAfterAnnotation(t *testing.T) {
+	src := "void grab(void)\n\t__acquires(nl_table_lock)\n{\n\tlock(1);\n}\n"
+	f, err := FindFunc(Mask([]byte(src)), "grab")
+	if err != nil || src[f.BodyStart] != '{' {
+		t.Errorf("grab: %+v, %v", f, err)
+	}
+}
