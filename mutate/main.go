@@ -14,7 +14,8 @@
 // Usage:
 //
 //	go run ./mutate prepare -tarball T -patch P -src DIR -build DIR -config F...
-//	go run ./mutate list -src DIR [-set NAME]
+//	go run ./mutate list -src DIR [-set NAME] [-summary]
+//	go run ./mutate compile -src DIR -build DIR [-per-op N -seed N]
 //	go run ./mutate run -src DIR -build DIR -out DIR [-seed N -n N | -ids ID,...] [flags]
 //	go run ./mutate argue -out DIR -config BUILD/.config
 //	go run ./mutate score -out DIR [-with FOLLOW-UP-DIR]...
@@ -46,6 +47,8 @@ func main() {
 		code = cmdArgue(os.Args[2:])
 	case "score":
 		code = cmdScore(os.Args[2:])
+	case "compile":
+		code = cmdCompile(os.Args[2:])
 	default:
 		usage()
 		code = 2
@@ -54,9 +57,10 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, `usage: go run ./mutate prepare|list|run|argue|score [flags]   (-h after each for its flags)
+	fmt.Fprintln(os.Stderr, `usage: go run ./mutate prepare|list|compile|run|argue|score [flags]   (-h after each for its flags)
   prepare  extract a kernel source tarball, apply patches, git init, configure and build bzImage
-  list     print the mutants of a function set
+  list     print the mutants of a function set (-summary: their number per function and operator)
+  compile  compile a few mutants of each operator into their object file, booting nothing
   run      build, boot and classify mutants, writing records to a results directory
   argue    apply the equivalence arguments to a results directory's survivors
   score    a campaign's figures and open survivors over its follow-up runs`)
