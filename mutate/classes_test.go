@@ -178,7 +178,7 @@ exit 0
 	// f+4:flip-const:1 survives base and reaches pattern; eq-ne is killed
 	// on base and never needs pattern's baseline.
 	o := runOptions{
-		tree: kernelTree{src: src, build: build, jobs: 1}, out: out, set: "test", ids: []string{"f+4:eq-ne:1", "f+4:flip-const:1"},
+		tree: kernelTree{src: src, build: build, jobs: 1}, out: out, set: "test", ids: []string{"f+4:eq-ne:1", "f+4:flip-const:1", "f+8:del-call:1"},
 		tiers: []string{"base", "pattern"}, patternBuild: pattern,
 		failFast: true, silence: 60e9, progTimeout: 60e9, baseline: true, toolsDir: tl,
 	}
@@ -187,8 +187,10 @@ exit 0
 	}
 	b, _ := os.ReadFile(boots)
 	imgs := strings.Fields(string(b))
-	// base: baseline, eq-ne, flip-const; pattern: baseline, flip-const
-	want := []string{"base", "base", "base", "pattern", "pattern"}
+	// base: baseline, eq-ne, flip-const (the dead code's object is the
+	// unmutated one there); pattern: baseline, flip-const, and the dead
+	// code, which that build compiles
+	want := []string{"base", "base", "base", "pattern", "pattern", "pattern"}
 	got := []string{}
 	for _, i := range imgs {
 		got = append(got, map[bool]string{true: "pattern", false: "base"}[strings.HasPrefix(i, pattern)])
@@ -199,6 +201,9 @@ exit 0
 	recs, err := resultsDir{dir: out}.records()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if r := recs["f+8:del-call:1"]; r.Status != statusSurvived || r.Tiers[0].Status != identicalObject || r.Tiers[1].Status != statusSurvived {
+		t.Errorf("dead code on base, live on pattern: %s, tiers %+v; want survived, booted on pattern", r.Status, r.Tiers)
 	}
 	r := recs["f+4:flip-const:1"]
 	if len(r.Tiers) != 2 || !r.Tiers[0].Baseline || !r.Tiers[1].Baseline {

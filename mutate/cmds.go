@@ -498,26 +498,18 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 		logf("%v", err)
 		return 1
 	}
-	// pristineObj is the sha256 of the unmutated file's object in the base
-	// build: a mutant that compiles to the same bytes is the unmutated
-	// kernel, and is not booted.
-	var pristineObj string
 	stamp := recordStamp{SuiteCommit: suiteCommit(), Kernel: o.tree.version(), ConfigSHA256: fileSHA256(filepath.Join(o.tree.build, ".config"))}
 	if c.SuiteCommit != "" && c.SuiteCommit != stamp.SuiteCommit && !o.allowSuiteChange {
 		logf("%s is a campaign at suite commit %s, this is %s: every record of a campaign is decided by one commit (-allow-suite-change to go on regardless)",
 			o.out, c.SuiteCommit, stamp.SuiteCommit)
 		return 2
 	}
-	bl := &baseliner{o: o, tl: tl, logf: logf, openLog: openLog, done: map[string]bool{}}
+	bl := &baseliner{o: o, tl: tl, logf: logf, openLog: openLog, done: map[string]bool{}, objs: map[string]string{}, file: funcSets[o.set].file}
 	if o.baseline {
 		// A baseline that fails would make every mutant "killed".
 		t0 := time.Now()
 		r, err := bl.boot(ctx, plans, 0)
 		if err != nil {
-			logf("%v", err)
-			return 1
-		}
-		if pristineObj, err = o.tree.objectSum(funcSets[o.set].file); err != nil {
 			logf("%v", err)
 			return 1
 		}
@@ -575,7 +567,7 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 			logf("%v", err)
 			return 1
 		}
-		rec, err := runMutant(ctx, m, pristine, srcFile, plans, g, pristineObj, ensureBaseline, mlog)
+		rec, err := runMutant(ctx, m, pristine, srcFile, plans, g, bl.objs, ensureBaseline, mlog)
 		mlog.Close()
 		rec.recordStamp = stamp
 		if ctx.Err() != nil {
@@ -640,11 +632,14 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 const identicalObject = "identical object"
 
 // runMutant builds m in each tier's build dir and boots it until a tier
-// kills it or every tier has run. A mutant whose object file in the base
-// build is byte for byte the unmutated one's (sha256 pristineObj, when not
-// empty) is equivalent without a boot: the compiler proved that it changes
-// nothing (dead code, a value the optimiser already knew).
-func runMutant(ctx context.Context, m cfunc.Mutant, pristine []byte, srcFile string, plans []tierPlan, g *guard, pristineObj string,
+// kills it or every tier has run. A tier whose build compiles the mutant
+// to the unmutated object (sha256 pristineObjs[tier], taken at the tier's
+// baseline build) boots nothing: the compiler proved that the mutant
+// changes nothing there (dead code, a value the optimiser already knew, a
+// lock that is a no-op in that configuration). The mutant goes on to the
+// next tier, whose configuration may differ; identical in every tier that
+// ran, it is equivalent.
+func runMutant(ctx context.Context, m cfunc.Mutant, pristine []byte, srcFile string, plans []tierPlan, g *guard, pristineObjs map[string]string,
 	ensureBaseline func(tier int) (bool, error), buildLog io.Writer) (record, error) {
 	t0 := time.Now()
 	rec := record{ID: m.ID, File: m.File, Func: m.Func, Line: m.Line, Op: m.Op, Orig: m.Orig, Repl: m.Repl, Source: m.Source}
@@ -653,6 +648,9 @@ func runMutant(ctx context.Context, m cfunc.Mutant, pristine []byte, srcFile str
 		return rec, err
 	}
 	rec.Status = statusSurvived
+	sameObj := map[string]bool{} // by build dir: the mutant's object is the unmutated one's
+	var identical []string       // the tiers that found so
+	booted := false
 	for i, t := range plans {
 		tr := tierResult{Tier: t.name}
 		if t.skip != "" {
@@ -684,20 +682,22 @@ func runMutant(ctx context.Context, m cfunc.Mutant, pristine []byte, srcFile str
 				rec.Tiers = append(rec.Tiers, tr)
 				break
 			}
-			if t.name == "base" && pristineObj != "" {
+			if want := pristineObjs[t.name]; want != "" {
 				sum, err := t.tree.objectSum(m.File)
 				if err != nil {
 					return rec, err
 				}
-				if sum == pristineObj {
-					tr.Status = identicalObject
-					rec.Tiers = append(rec.Tiers, tr)
-					rec.Status, rec.DecidedBy = statusEquivalent, identicalObject
-					rec.Equivalence = fmt.Sprintf("the compiler makes the unmutated object: %s is byte for byte the unmutated source's (sha256 %s) in the base build's configuration, so the kernel booted would be the unmutated one",
-						objectName(m.File), sum[:16])
-					break
-				}
+				sameObj[t.tree.build] = sum == want
 			}
+		}
+		if sameObj[t.tree.build] {
+			// This tier's kernel would be its unmutated one: nothing to
+			// boot here, but a tier built otherwise (debug's lockdep and
+			// PROVE_RCU) may still compile the mutant differently.
+			tr.Status = identicalObject
+			rec.Tiers = append(rec.Tiers, tr)
+			identical = append(identical, t.name)
+			continue
 		}
 		r := bootTwice(func() bootResult { return boot(ctx, t.plan, t.tree.image(), buildLog) })
 		if ctx.Err() != nil {
@@ -708,10 +708,16 @@ func runMutant(ctx context.Context, m cfunc.Mutant, pristine []byte, srcFile str
 			tr.Console = r.tail
 		}
 		rec.Tiers = append(rec.Tiers, tr)
+		booted = true
 		if r.status != statusSurvived {
 			rec.Status, rec.DecidedBy = r.status, t.name
 			break
 		}
+	}
+	if rec.Status == statusSurvived && !booted && len(identical) > 0 {
+		rec.Status, rec.DecidedBy = statusEquivalent, identicalObject
+		rec.Equivalence = fmt.Sprintf("the compiler makes the unmutated object: %s is byte for byte the unmutated source's in the build of every tier that ran (%s), each in its own configuration, so every kernel booted would be the unmutated one",
+			objectName(m.File), strings.Join(identical, ", "))
 	}
 	rec.Seconds = time.Since(t0).Seconds()
 	rec.Finished = time.Now().UTC()
@@ -794,6 +800,10 @@ type baseliner struct {
 	logf    func(string, ...any)
 	openLog func(string) (*os.File, error)
 	done    map[string]bool
+	// objs are the sha256 of the mutated file's unmutated object in each
+	// rebuilt tier's build, by tier.
+	objs map[string]string
+	file string
 }
 
 // boot builds tier i's image from the unmutated source (a previous run
@@ -812,6 +822,11 @@ func (b *baseliner) boot(ctx context.Context, plans []tierPlan, i int) (bootResu
 		return bootResult{}, fmt.Errorf("%s: baseline build in %s failed: %v %v", t.name, t.tree.build, err, errs)
 	}
 	buildS := time.Since(t0).Seconds()
+	if t.rebuild {
+		if b.objs[t.name], err = t.tree.objectSum(b.file); err != nil {
+			return bootResult{}, err
+		}
+	}
 	calm := b.o
 	calm.silence, calm.progTimeout = 10*time.Minute, 15*time.Minute
 	calmPlan := tierPlans(calm, b.tl)[i].plan
