@@ -56,11 +56,13 @@ exit 0
 const fakeEquivalent = `id: f+4:negate-cond:1
 code: if (a == 0)
 unset: CONFIG_FAKE_OFF CONFIG_FAKE_ABSENT
+builds: tiny
 reason: the stand-in vmtest cannot see it.
 
 id: f+4:flip-const:1
 code: if (a == 0)
 unset: CONFIG_FAKE_MOD
+builds: tiny
 reason: an argument that needs an option the build has: not applied.
 `
 
