@@ -102,6 +102,7 @@ type runOptions struct {
 	icount       bool
 	// allowSuiteChange lets a campaign be resumed at another suite commit.
 	allowSuiteChange bool
+	heldOut          bool
 }
 
 func cmdRun(args []string) int {
@@ -134,6 +135,7 @@ func cmdRun(args []string) int {
 	fs.StringVar(&o.stressArgs, "stress-args", "-duration 10s -min-batches 20 -min-writes 200", "the stress program's arguments in the stress and fault tiers")
 	fs.BoolVar(&o.icount, "icount", false, "boot with vmtest -icount: the guest's clock counts instructions, so that the cases' own deadlines do not fail on a loaded host (one guest CPU)")
 	fs.BoolVar(&o.plan, "plan", false, "write campaign.json and table.md (the sample) and stop, building and booting nothing: a campaign another run (or machine) carries out")
+	fs.BoolVar(&o.heldOut, "held-out", false, "a held-out sample (with -seed and -n): the suite must be a clean commit, which the whole campaign is decided at; its score is the one to quote")
 	fs.BoolVar(&o.allowSuiteChange, "allow-suite-change", false, "resume a campaign although the suite's commit is not the one it started at (its score then mixes commits, and says so)")
 	fs.StringVar(&o.toolsDir, "tools", "", "`dir` with vmtest, init (vmtest/guestinit) and the programs, built already (default: build them)")
 	if err := fs.Parse(args); err != nil {
@@ -152,6 +154,9 @@ func cmdRun(args []string) int {
 		return 2
 	case o.seed != 0 && o.n <= 0:
 		fmt.Fprintln(os.Stderr, "mutate run: -seed needs -n")
+		return 2
+	case o.heldOut && (o.seed == 0 || len(o.ids) > 0):
+		fmt.Fprintln(os.Stderr, "mutate run: -held-out needs -seed and -n, not -ids: a sample nobody chose")
 		return 2
 	}
 	for _, t := range o.tiers {
@@ -412,6 +417,13 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 		c = campaign{Command: command, Set: o.set, File: funcSets[o.set].file, Kernel: o.tree.version(),
 			Commit: o.tree.commit(), FileSHA256: fileSum, Config: strings.Join(o.configs, " "), SetSize: len(all), Seed: o.seed,
 			Tiers: o.tiers, Started: time.Now().UTC(), SuiteCommit: suiteCommit()}
+		if o.heldOut {
+			if strings.HasSuffix(c.SuiteCommit, "-dirty") || c.SuiteCommit == "unknown" {
+				logf("-held-out: the suite is %s: commit first, a held-out campaign is decided at one commit", c.SuiteCommit)
+				return 2
+			}
+			c.HeldOut, c.CasesCommit = true, lastCaseChange()
+		}
 		if c.Config == "" {
 			c.Config = "(the build dir's .config)"
 		}
@@ -499,6 +511,11 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 		return 1
 	}
 	stamp := recordStamp{SuiteCommit: suiteCommit(), Kernel: o.tree.version(), ConfigSHA256: fileSHA256(filepath.Join(o.tree.build, ".config"))}
+	if c.HeldOut && c.SuiteCommit != stamp.SuiteCommit {
+		logf("%s is a held-out campaign at suite commit %s, this is %s: its records are decided at that commit alone (check it out in a worktree to go on)",
+			o.out, c.SuiteCommit, stamp.SuiteCommit)
+		return 2
+	}
 	if c.SuiteCommit != "" && c.SuiteCommit != stamp.SuiteCommit && !o.allowSuiteChange {
 		logf("%s is a campaign at suite commit %s, this is %s: every record of a campaign is decided by one commit (-allow-suite-change to go on regardless)",
 			o.out, c.SuiteCommit, stamp.SuiteCommit)
@@ -877,4 +894,17 @@ func fileSHA256(path string) string {
 		return ""
 	}
 	return fmt.Sprintf("%x", sha256.Sum256(b))
+}
+
+// caseDirs are the suite's directories whose changes change what a boot
+// can kill: the programs' cases and the library they run on.
+var caseDirs = []string{"semantics", "switchtest", "stress", "selftests"}
+
+// lastCaseChange is the last commit that changed the cases.
+func lastCaseChange() string {
+	out, err := exec.Command("git", append([]string{"log", "-1", "--format=%H", "--"}, caseDirs...)...).Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
 }

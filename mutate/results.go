@@ -34,6 +34,11 @@ type campaign struct {
 	// SuiteCommit is the suite's commit the campaign started at; a
 	// resumed run at another refuses unless told.
 	SuiteCommit string `json:"suite_commit,omitempty"`
+	// HeldOut: a seeded sample drawn after the last change to the cases
+	// (CasesCommit), decided at SuiteCommit alone: the score the project
+	// quotes. Kills at a later commit are "then killed by new cases".
+	HeldOut     bool   `json:"held_out,omitempty"`
+	CasesCommit string `json:"cases_commit,omitempty"`
 }
 
 // tierResult is one tier's boot of a mutant.

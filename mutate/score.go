@@ -25,6 +25,9 @@ type scored struct {
 	// unbaselined: caught on a tier whose build had no baseline boot in
 	// that run, so the kill may be the unmutated kernel's failure.
 	unbaselined bool
+	// laterKill: in a held-out campaign, a catch made at another suite
+	// commit than the campaign's, which does not count in its score.
+	laterKill record
 }
 
 // scoreRun is one results dir: its campaign and its records.
@@ -104,6 +107,7 @@ func overlay(base resultsDir, followUps []resultsDir, best bool) (campaign, map[
 	}
 	out := map[string]scored{}
 	runOf := map[string]scoreRun{}
+	later := map[string]record{}
 	take := func(r scoreRun, id string, rec record) {
 		out[id] = scored{rec: rec, run: filepath.Base(r.dir.dir)}
 		runOf[id] = r
@@ -116,6 +120,13 @@ func overlay(base resultsDir, followUps []resultsDir, best bool) (campaign, map[
 			s, ok := out[id]
 			switch {
 			case !inSample[id] && !ok:
+			case b.c.HeldOut && !best && rec.SuiteCommit != b.c.SuiteCommit:
+				// A held-out sample is decided at its campaign's commit: a
+				// catch at another (a case written for a survivor) is
+				// reported beside the score, never in it.
+				if caught(rec.Status) && (later[id].ID == "" || rec.Finished.After(later[id].Finished)) {
+					later[id] = rec
+				}
 			case best:
 				if ok && s.rec.Status == statusSurvived && (caught(rec.Status) || rec.Status == statusEquivalent) {
 					take(r, id, rec)
@@ -127,6 +138,12 @@ func overlay(base resultsDir, followUps []resultsDir, best bool) (campaign, map[
 			case !ok || s.rec.Status == statusError || rec.Finished.After(s.rec.Finished):
 				take(r, id, rec)
 			}
+		}
+	}
+	for id, rec := range later {
+		if s, ok := out[id]; ok && !caught(s.rec.Status) {
+			s.laterKill = rec
+			out[id] = s
 		}
 	}
 	kernels, configs := map[string][]string{}, map[string][]string{}
@@ -188,6 +205,10 @@ func writeScore(w io.Writer, base resultsDir, c campaign, final map[string]score
 		}
 	}
 	live := n + counts[statusSurvived] + unbaselined
+	if c.HeldOut && !best {
+		fmt.Fprintf(w, "%s: HELD-OUT sample of %d (seed %d) drawn from the %d mutants of %s after the last change to the cases (%s), decided at suite commit %s\n",
+			filepath.Base(base.dir), len(c.Sample), c.Seed, c.SetSize, c.Set, short(c.CasesCommit), short(c.SuiteCommit))
+	}
 	if best {
 		fmt.Fprintf(w, "%s: BEST RECORD PER MUTANT over the runs (-best: a survivor replaced by any later catch; not one campaign's score)\n", filepath.Base(base.dir))
 	} else {
@@ -213,6 +234,16 @@ func writeScore(w io.Writer, base resultsDir, c campaign, final map[string]score
 	}
 	sort.Strings(tiers)
 	fmt.Fprintf(w, "caught by tier: %s (by the campaign's own records %d, by follow-up runs %d)\n", strings.Join(tiers, ", "), own, n-own)
+	var later []string
+	for id, s := range final {
+		if s.laterKill.ID != "" {
+			later = append(later, fmt.Sprintf("%s (%s at %s)", id, s.laterKill.Status, short(s.laterKill.SuiteCommit)))
+		}
+	}
+	if len(later) > 0 {
+		sort.Strings(later)
+		fmt.Fprintf(w, "then killed by new cases (not in the score) %d: %s\n", len(later), strings.Join(later, ", "))
+	}
 	var cs []string
 	for cm, k := range commits {
 		if cm == "" {

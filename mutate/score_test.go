@@ -171,3 +171,49 @@ func TestScoreDoesNotCountUnbaselinedCatches(t *testing.T) {
 	wantLines(t, out, "caught on a tier that had no baseline boot of its own 1: counted as not caught\n",
 		"score: 1 of 3 non-equivalent mutants caught (33.3%)\n")
 }
+
+// A held-out campaign's score is its own commit's: a kill made later at
+// another commit is listed as "then killed by new cases", and the mutant
+// stays open; a later tier's kill at the same commit counts.
+func TestScoreHeldOut(t *testing.T) {
+	f := newScoreFixture(t)
+	c := campaign{Kernel: "6.1.192", Set: "af_netlink-mc", SetSize: 99, Seed: 7, HeldOut: true, SuiteCommit: "abc", CasesCommit: "abd",
+		Sample: []string{"a+1:x:1", "b+1:x:1", "c+1:x:1"}}
+	if err := f.base.writeJSON(f.base.dir+"/campaign.json", c); err != nil {
+		t.Fatal(err)
+	}
+	f.write(f.base, "a+1:x:1", statusKilled, "base")
+	f.write(f.base, "b+1:x:1", statusSurvived, "")
+	f.write(f.base, "c+1:x:1", statusSurvived, "")
+	f.write(f.fault, "b+1:x:1", statusKilled, "fault") // same commit: counts
+	f.suit = "def"
+	f.write(f.argued, "c+1:x:1", statusKilled, "base") // a new case: does not count
+	out, final, err := f.score(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLines(t, out,
+		"full: HELD-OUT sample of 3 (seed 7) drawn from the 99 mutants of af_netlink-mc after the last change to the cases (abd), decided at suite commit abc\n",
+		"score: 2 of 3 non-equivalent mutants caught (66.7%)\n",
+		"then killed by new cases (not in the score) 1: c+1:x:1 (killed at def)\n",
+		"open 1:\n  c+1:x:1")
+	if final["c+1:x:1"].rec.Status != statusSurvived {
+		t.Errorf("c: %s, want survived in the held-out score", final["c+1:x:1"].rec.Status)
+	}
+	// -best, labelled so, overlays it all.
+	if out, _, _ := f.score(true); !strings.Contains(out, "score: 3 of 3") || !strings.Contains(out, "BEST RECORD PER MUTANT") {
+		t.Errorf("-best:\n%s", out)
+	}
+}
+
+// -held-out refuses a sample somebody chose.
+func TestHeldOutNeedsASeededSample(t *testing.T) {
+	for _, args := range [][]string{
+		{"-src", "s", "-build", "b", "-out", "o", "-held-out"},
+		{"-src", "s", "-build", "b", "-out", "o", "-held-out", "-ids", "a+1:x:1"},
+	} {
+		if code := cmdRun(args); code != 2 {
+			t.Errorf("mutate run %q: exit %d, want 2", args, code)
+		}
+	}
+}
