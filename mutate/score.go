@@ -153,7 +153,7 @@ func overlay(base resultsDir, followUps []resultsDir, best bool) (campaign, map[
 		if s.rec.ConfigSHA256 != "" {
 			configs[s.rec.ConfigSHA256] = append(configs[s.rec.ConfigSHA256], id)
 		}
-		if caught(s.rec.Status) && !r.baselined(s.rec) {
+		if caught(s.rec.Status) && !best && !r.baselined(s.rec) {
 			s.unbaselined = true
 			out[id] = s
 		}
