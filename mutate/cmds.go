@@ -871,11 +871,12 @@ func (b *baseliner) boot(ctx context.Context, plans []tierPlan, i int) (bootResu
 	return r, nil
 }
 
-// suiteCommit is the suite's git commit, "-dirty" when files outside
-// evidence/ differ from it: what the programs a campaign boots were
-// built from.
+// suiteCommit is the last commit that changed the suite outside
+// evidence/ (a campaign commits its own records there as it goes),
+// "-dirty" when such files differ from it: what the programs a campaign
+// boots were built from.
 func suiteCommit() string {
-	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	out, err := exec.Command("git", "log", "-1", "--format=%H", "--", ".", ":!evidence").Output()
 	if err != nil {
 		return "unknown"
 	}
