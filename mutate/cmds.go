@@ -876,12 +876,12 @@ func (b *baseliner) boot(ctx context.Context, plans []tierPlan, i int) (bootResu
 // "-dirty" when such files differ from it: what the programs a campaign
 // boots were built from.
 func suiteCommit() string {
-	out, err := exec.Command("git", "log", "-1", "--format=%H", "--", ".", ":!evidence").Output()
+	out, err := exec.Command("git", "log", "-1", "--format=%H", "--", ":(top)", ":(top,exclude)evidence").Output()
 	if err != nil {
 		return "unknown"
 	}
 	c := strings.TrimSpace(string(out))
-	st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!evidence").Output()
+	st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no", "--", ":(top)", ":(top,exclude)evidence").Output()
 	if err == nil && len(strings.TrimSpace(string(st))) > 0 {
 		c += "-dirty"
 	}
@@ -903,7 +903,11 @@ var caseDirs = []string{"semantics", "switchtest", "stress", "selftests"}
 
 // lastCaseChange is the last commit that changed the cases.
 func lastCaseChange() string {
-	out, err := exec.Command("git", append([]string{"log", "-1", "--format=%H", "--"}, caseDirs...)...).Output()
+	args := []string{"log", "-1", "--format=%H", "--"}
+	for _, d := range caseDirs {
+		args = append(args, ":(top)"+d)
+	}
+	out, err := exec.Command("git", args...).Output()
 	if err != nil {
 		return "unknown"
 	}
