@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 
 // Command mutate measures the suite against first-order changes to the
-// kernel's multicast code: it makes every mutant of a set of functions
-// (a negated condition, a swapped ==/!=, </<=, &&/||, a deleted call or
-// assignment, a flipped constant), builds each incrementally, boots it with
-// vmtest running the semantics and switch programs, and classifies it as
-// killed (naming the failed case), crashed, hung, build failure, survived
-// or equivalent (a survivor with a written argument). Survivors go on to
-// the next tiers: the debug build, the stress modes, the fault-injection
-// build. One JSON record per mutant and a table go to a results directory,
-// which a later run (also on another machine) resumes.
+// kernel's multicast code: it makes every mutant of a set of functions and
+// macros (Mull's operators: negated conditions, swapped relational,
+// logical, arithmetic, bitwise and shift operators, deleted calls,
+// assignments and jumps, changed constants and return values), builds
+// each incrementally, boots it with vmtest running the semantics and
+// switch programs, and classifies it as killed (naming the failed case or
+// the guest step that failed twice), crashed (a kernel report), hung,
+// build failure, survived, equivalent (a survivor with a written argument,
+// or the unmutated object) or error (the host failed; never counted).
+// Survivors go on to the next tiers, each with its own baseline boot: the
+// pattern and debug builds, the stress modes, the fault-injection build.
+// One JSON record per mutant, stamped with the suite commit, kernel and
+// config hash, and a table go to a results directory, which a later run
+// (also on another machine) resumes.
 //
 // Usage:
 //
