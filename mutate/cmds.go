@@ -871,17 +871,20 @@ func (b *baseliner) boot(ctx context.Context, plans []tierPlan, i int) (bootResu
 	return r, nil
 }
 
-// suiteCommit is the last commit that changed the suite outside
-// evidence/ (a campaign commits its own records there as it goes),
+// suitePaths are what a boot's verdict depends on: the whole tree but the
+// records (a campaign commits its own there as it goes) and the prose.
+var suitePaths = []string{":(top)", ":(top,exclude)evidence", ":(top,exclude)doc", ":(top,exclude,glob)**/*.md"}
+
+// suiteCommit is the last commit that changed the suite's suitePaths,
 // "-dirty" when such files differ from it: what the programs a campaign
 // boots were built from.
 func suiteCommit() string {
-	out, err := exec.Command("git", "log", "-1", "--format=%H", "--", ":(top)", ":(top,exclude)evidence").Output()
+	out, err := exec.Command("git", append([]string{"log", "-1", "--format=%H", "--"}, suitePaths...)...).Output()
 	if err != nil {
 		return "unknown"
 	}
 	c := strings.TrimSpace(string(out))
-	st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no", "--", ":(top)", ":(top,exclude)evidence").Output()
+	st, err := exec.Command("git", append([]string{"status", "--porcelain", "--untracked-files=no", "--"}, suitePaths...)...).Output()
 	if err == nil && len(strings.TrimSpace(string(st))) > 0 {
 		c += "-dirty"
 	}
