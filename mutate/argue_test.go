@@ -35,19 +35,23 @@ func TestArgue(t *testing.T) {
 	os.WriteFile(eq, []byte(`id: f+1:del-call:1
 code: a();
 unset: CONFIG_OFF
+builds: tiny
 reason: a() does nothing here.
 
 id: f+2:del-call:1
 code: b(x);
+builds: tiny
 reason: quotes another line.
 
 id: f+3:del-call:1
 code: c();
 unset: CONFIG_ON
+builds: tiny
 reason: needs an option the build has.
 
 id: f+4:del-call:1
 code: d();
+builds: tiny
 reason: killed anyway.
 `), 0o644)
 	os.WriteFile(config, []byte("CONFIG_ON=y\n# CONFIG_OFF is not set\n"), 0o644)

@@ -54,6 +54,7 @@ func cmdList(args []string) int {
 	fs := flag.NewFlagSet("mutate list", flag.ContinueOnError)
 	src := fs.String("src", "", "kernel source tree")
 	set := fs.String("set", defaultSet, "function set: "+strings.Join(setNames(), ", "))
+	summary := fs.Bool("summary", false, "print the set's size per function and operator instead of the mutants")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -61,6 +62,10 @@ func cmdList(args []string) int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "mutate list: %v\n", err)
 		return 1
+	}
+	if *summary {
+		writeSummary(os.Stdout, ms)
+		return 0
 	}
 	for _, m := range ms {
 		fmt.Printf("%s\t%s:%d\t%q -> %q\n", m.ID, m.File, m.Line, m.Orig, m.Repl)
@@ -95,6 +100,9 @@ type runOptions struct {
 	toolsDir     string
 	plan         bool
 	icount       bool
+	// allowSuiteChange lets a campaign be resumed at another suite commit.
+	allowSuiteChange bool
+	heldOut          bool
 }
 
 func cmdRun(args []string) int {
@@ -127,6 +135,8 @@ func cmdRun(args []string) int {
 	fs.StringVar(&o.stressArgs, "stress-args", "-duration 10s -min-batches 20 -min-writes 200", "the stress program's arguments in the stress and fault tiers")
 	fs.BoolVar(&o.icount, "icount", false, "boot with vmtest -icount: the guest's clock counts instructions, so that the cases' own deadlines do not fail on a loaded host (one guest CPU)")
 	fs.BoolVar(&o.plan, "plan", false, "write campaign.json and table.md (the sample) and stop, building and booting nothing: a campaign another run (or machine) carries out")
+	fs.BoolVar(&o.heldOut, "held-out", false, "a held-out sample (with -seed and -n): the suite must be a clean commit, which the whole campaign is decided at; its score is the one to quote")
+	fs.BoolVar(&o.allowSuiteChange, "allow-suite-change", false, "resume a campaign although the suite's commit is not the one it started at (its score then mixes commits, and says so)")
 	fs.StringVar(&o.toolsDir, "tools", "", "`dir` with vmtest, init (vmtest/guestinit) and the programs, built already (default: build them)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -144,6 +154,9 @@ func cmdRun(args []string) int {
 		return 2
 	case o.seed != 0 && o.n <= 0:
 		fmt.Fprintln(os.Stderr, "mutate run: -seed needs -n")
+		return 2
+	case o.heldOut && (o.seed == 0 || len(o.ids) > 0):
+		fmt.Fprintln(os.Stderr, "mutate run: -held-out needs -seed and -n, not -ids: a sample nobody chose")
 		return 2
 	}
 	for _, t := range o.tiers {
@@ -290,7 +303,9 @@ func tierPlans(o runOptions, tl tools) []tierPlan {
 		args: []string{"-prog-timeout", timeout, "-append", bootAppend}}
 	// The debug kernel runs several times slower.
 	debug := base
-	debug.silence, debug.limit = 3*o.silence, 6*o.progTimeout+2*time.Minute
+	// The same silence: a case prints its line when it ends, and each
+	// tier's own baseline boot shows its cases end well within it.
+	debug.limit = 6*o.progTimeout + 2*time.Minute
 	debug.args = []string{"-prog-timeout", fmt.Sprintf("%ds", 3*int(o.progTimeout.Seconds())), "-append", bootAppend}
 	stressPlan := func(modes string, from bootPlan, cmdline string) bootPlan {
 		p := from
@@ -401,7 +416,14 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 	if !resumed {
 		c = campaign{Command: command, Set: o.set, File: funcSets[o.set].file, Kernel: o.tree.version(),
 			Commit: o.tree.commit(), FileSHA256: fileSum, Config: strings.Join(o.configs, " "), SetSize: len(all), Seed: o.seed,
-			Tiers: o.tiers, Started: time.Now().UTC()}
+			Tiers: o.tiers, Started: time.Now().UTC(), SuiteCommit: suiteCommit()}
+		if o.heldOut {
+			if strings.HasSuffix(c.SuiteCommit, "-dirty") || c.SuiteCommit == "unknown" {
+				logf("-held-out: the suite is %s: commit first, a held-out campaign is decided at one commit", c.SuiteCommit)
+				return 2
+			}
+			c.HeldOut, c.CasesCommit = true, lastCaseChange()
+		}
 		if c.Config == "" {
 			c.Config = "(the build dir's .config)"
 		}
@@ -488,70 +510,70 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 		logf("%v", err)
 		return 1
 	}
-	// pristineObj is the sha256 of the unmutated file's object in the base
-	// build: a mutant that compiles to the same bytes is the unmutated
-	// kernel, and is not booted.
-	var pristineObj string
+	stamp := recordStamp{SuiteCommit: suiteCommit(), Kernel: o.tree.version(), ConfigSHA256: fileSHA256(filepath.Join(o.tree.build, ".config"))}
+	if c.HeldOut && c.SuiteCommit != stamp.SuiteCommit {
+		logf("%s is a held-out campaign at suite commit %s, this is %s: its records are decided at that commit alone (check it out in a worktree to go on)",
+			o.out, c.SuiteCommit, stamp.SuiteCommit)
+		return 2
+	}
+	if c.SuiteCommit != "" && c.SuiteCommit != stamp.SuiteCommit && !o.allowSuiteChange {
+		logf("%s is a campaign at suite commit %s, this is %s: every record of a campaign is decided by one commit (-allow-suite-change to go on regardless)",
+			o.out, c.SuiteCommit, stamp.SuiteCommit)
+		return 2
+	}
+	bl := &baseliner{o: o, tl: tl, logf: logf, openLog: openLog, done: map[string]bool{}, objs: map[string]string{}, file: funcSets[o.set].file}
 	if o.baseline {
 		// A baseline that fails would make every mutant "killed".
-		buildLog, err := openLog("baseline")
+		t0 := time.Now()
+		r, err := bl.boot(ctx, plans, 0)
 		if err != nil {
 			logf("%v", err)
 			return 1
 		}
-		defer buildLog.Close()
-		t0 := time.Now()
-		if errs, err := o.tree.buildImage(ctx, buildLog); err != nil || len(errs) > 0 {
-			logf("baseline build failed: %v %v", err, errs)
-			return 1
-		}
-		buildS := time.Since(t0).Seconds()
-		if pristineObj, err = o.tree.objectSum(funcSets[o.set].file); err != nil {
-			logf("%v", err)
-			return 1
-		}
-		// The baseline runs with generous limits; the mutants' limits are
-		// then set from it, so that a loaded host (TCG slows down with
-		// it) does not turn a slow boot into a "hung" one.
-		calm := o
-		calm.silence, calm.progTimeout = 10*time.Minute, 15*time.Minute
-		r := boot(ctx, tierPlans(calm, tl)[0].plan, o.tree.image(), buildLog)
-		if ctx.Err() != nil {
-			return 1
-		}
-		logf("baseline: unmutated tree built in %.0f s, booted in %.0f s (longest quiet stretch %v): %s %s",
-			buildS, r.seconds, r.maxGap.Round(time.Second), r.status, r.detail)
-		if r.status != statusSurvived {
-			logf("the unmutated tree does not pass: stopping")
-			return 1
-		}
-		ranBefore := map[string]bool{}
-		for _, c := range r.ran {
-			ranBefore[c] = true
-		}
-		o.silence = max(o.silence, 3*r.maxGap)
+		// The program limit follows the baseline, so that a loaded host
+		// (TCG slows down with it) does not turn a slow program into a
+		// TIMEOUT; the silence does not: a hang is known after -silence.
 		o.progTimeout = max(o.progTimeout, time.Duration(3*r.seconds)*time.Second)
+		bl.o = o
+		ran := plans[0].plan.ranBefore
 		plans = tierPlans(o, tl)
+		plans[0].plan.ranBefore = ran
+		logf("base: baseline took %.0f s; a mutant's boot is hung after %v without a TAP line; program limit %v",
+			time.Since(t0).Seconds(), o.silence.Round(time.Second), o.progTimeout.Round(time.Second))
+		// The stress tier boots the base build's image: its baseline must
+		// run now, while that image is the unmutated one.
 		for i := range plans {
-			if plans[i].name == "base" || plans[i].name == "pattern" || plans[i].name == "debug" {
-				plans[i].plan.ranBefore = ranBefore
+			if plans[i].name == "stress" && plans[i].skip == "" {
+				if _, err := bl.boot(ctx, plans, i); err != nil {
+					logf("%v", err)
+					return 1
+				}
 			}
 		}
-		logf("a mutant's boot is hung after %v without a TAP line (3 times the baseline's longest, at least -silence); program limit %v",
-			o.silence.Round(time.Second), o.progTimeout.Round(time.Second))
+	}
+	ensureBaseline := func(i int) (bool, error) {
+		if !o.baseline {
+			return false, nil
+		}
+		if !bl.done[plans[i].name] {
+			if _, err := bl.boot(ctx, plans, i); err != nil {
+				return false, err
+			}
+		}
+		return true, nil
 	}
 	start := time.Now()
 	doneNow := 0
 	todo := 0
 	for _, id := range c.Sample {
-		if _, ok := recs[id]; !ok {
+		if rec, ok := recs[id]; !ok || rec.Status == statusError {
 			todo++
 		}
 	}
 	logf("%d of %d mutants to run (%d recorded already)", todo, len(c.Sample), len(c.Sample)-todo)
 	for _, id := range c.Sample {
-		if _, ok := recs[id]; ok {
-			continue
+		if rec, ok := recs[id]; ok && rec.Status != statusError {
+			continue // a host failure's record is done again
 		}
 		if ctx.Err() != nil {
 			break
@@ -562,8 +584,9 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 			logf("%v", err)
 			return 1
 		}
-		rec, err := runMutant(ctx, m, pristine, srcFile, plans, g, pristineObj, mlog)
+		rec, err := runMutant(ctx, m, pristine, srcFile, plans, g, bl.objs, ensureBaseline, mlog)
 		mlog.Close()
+		rec.recordStamp = stamp
 		if ctx.Err() != nil {
 			break // an interrupted mutant is not recorded: the next run does it again
 		}
@@ -626,11 +649,15 @@ func run(ctx context.Context, o runOptions, g *guard, command string) int {
 const identicalObject = "identical object"
 
 // runMutant builds m in each tier's build dir and boots it until a tier
-// kills it or every tier has run. A mutant whose object file in the base
-// build is byte for byte the unmutated one's (sha256 pristineObj, when not
-// empty) is equivalent without a boot: the compiler proved that it changes
-// nothing (dead code, a value the optimiser already knew).
-func runMutant(ctx context.Context, m cfunc.Mutant, pristine []byte, srcFile string, plans []tierPlan, g *guard, pristineObj string, buildLog io.Writer) (record, error) {
+// kills it or every tier has run. A tier whose build compiles the mutant
+// to the unmutated object (sha256 pristineObjs[tier], taken at the tier's
+// baseline build) boots nothing: the compiler proved that the mutant
+// changes nothing there (dead code, a value the optimiser already knew, a
+// lock that is a no-op in that configuration). The mutant goes on to the
+// next tier, whose configuration may differ; identical in every tier that
+// ran, it is equivalent.
+func runMutant(ctx context.Context, m cfunc.Mutant, pristine []byte, srcFile string, plans []tierPlan, g *guard, pristineObjs map[string]string,
+	ensureBaseline func(tier int) (bool, error), buildLog io.Writer) (record, error) {
 	t0 := time.Now()
 	rec := record{ID: m.ID, File: m.File, Func: m.Func, Line: m.Line, Op: m.Op, Orig: m.Orig, Repl: m.Repl, Source: m.Source}
 	mutated, err := m.Apply(pristine)
@@ -638,13 +665,21 @@ func runMutant(ctx context.Context, m cfunc.Mutant, pristine []byte, srcFile str
 		return rec, err
 	}
 	rec.Status = statusSurvived
-	for _, t := range plans {
+	sameObj := map[string]bool{} // by build dir: the mutant's object is the unmutated one's
+	var identical []string       // the tiers that found so
+	booted := false
+	for i, t := range plans {
 		tr := tierResult{Tier: t.name}
 		if t.skip != "" {
 			tr.Status, tr.Detail = "not run", t.skip
 			rec.Tiers = append(rec.Tiers, tr)
 			continue
 		}
+		// The tier's own unmutated boot comes before its first mutant.
+		if tr.Baseline, err = ensureBaseline(i); err != nil {
+			return rec, err
+		}
+		tr.ConfigSHA256 = fileSHA256(filepath.Join(t.tree.build, ".config"))
 		if t.rebuild {
 			b0 := time.Now()
 			if err := g.Mutate(srcFile, mutated); err != nil {
@@ -664,22 +699,24 @@ func runMutant(ctx context.Context, m cfunc.Mutant, pristine []byte, srcFile str
 				rec.Tiers = append(rec.Tiers, tr)
 				break
 			}
-			if t.name == "base" && pristineObj != "" {
+			if want := pristineObjs[t.name]; want != "" {
 				sum, err := t.tree.objectSum(m.File)
 				if err != nil {
 					return rec, err
 				}
-				if sum == pristineObj {
-					tr.Status = identicalObject
-					rec.Tiers = append(rec.Tiers, tr)
-					rec.Status, rec.DecidedBy = statusEquivalent, identicalObject
-					rec.Equivalence = fmt.Sprintf("the compiler makes the unmutated object: %s is byte for byte the unmutated source's (sha256 %s) in the base build's configuration, so the kernel booted would be the unmutated one",
-						objectName(m.File), sum[:16])
-					break
-				}
+				sameObj[t.tree.build] = sum == want
 			}
 		}
-		r := boot(ctx, t.plan, t.tree.image(), buildLog)
+		if sameObj[t.tree.build] {
+			// This tier's kernel would be its unmutated one: nothing to
+			// boot here, but a tier built otherwise (debug's lockdep and
+			// PROVE_RCU) may still compile the mutant differently.
+			tr.Status = identicalObject
+			rec.Tiers = append(rec.Tiers, tr)
+			identical = append(identical, t.name)
+			continue
+		}
+		r := bootTwice(func() bootResult { return boot(ctx, t.plan, t.tree.image(), buildLog) })
 		if ctx.Err() != nil {
 			return rec, ctx.Err()
 		}
@@ -688,10 +725,16 @@ func runMutant(ctx context.Context, m cfunc.Mutant, pristine []byte, srcFile str
 			tr.Console = r.tail
 		}
 		rec.Tiers = append(rec.Tiers, tr)
+		booted = true
 		if r.status != statusSurvived {
 			rec.Status, rec.DecidedBy = r.status, t.name
 			break
 		}
+	}
+	if rec.Status == statusSurvived && !booted && len(identical) > 0 {
+		rec.Status, rec.DecidedBy = statusEquivalent, identicalObject
+		rec.Equivalence = fmt.Sprintf("the compiler makes the unmutated object: %s is byte for byte the unmutated source's in the build of every tier that ran (%s), each in its own configuration, so every kernel booted would be the unmutated one",
+			objectName(m.File), strings.Join(identical, ", "))
 	}
 	rec.Seconds = time.Since(t0).Seconds()
 	rec.Finished = time.Now().UTC()
@@ -762,4 +805,114 @@ func argue(rd resultsDir, equivalentPath, dotConfig string) (int, error) {
 		changed++
 	}
 	return changed, rd.writeTable(c, recs)
+}
+
+// baseliner boots each tier's unmutated build once, before the tier's
+// first mutant: a tier whose unmutated kernel fails would kill every
+// mutant, and one whose cases are silent longer than the tier's limit
+// would call every mutant hung.
+type baseliner struct {
+	o       runOptions
+	tl      tools
+	logf    func(string, ...any)
+	openLog func(string) (*os.File, error)
+	done    map[string]bool
+	// objs are the sha256 of the mutated file's unmutated object in each
+	// rebuilt tier's build, by tier.
+	objs map[string]string
+	file string
+}
+
+// boot builds tier i's image from the unmutated source (a previous run
+// leaves its last mutant's objects in every build dir) and boots it with
+// generous limits; it must pass. The cases it ran become the tier's
+// ranBefore.
+func (b *baseliner) boot(ctx context.Context, plans []tierPlan, i int) (bootResult, error) {
+	t := plans[i]
+	log, err := b.openLog("baseline-" + t.name)
+	if err != nil {
+		return bootResult{}, err
+	}
+	defer log.Close()
+	t0 := time.Now()
+	if errs, err := t.tree.buildImage(ctx, log); err != nil || len(errs) > 0 {
+		return bootResult{}, fmt.Errorf("%s: baseline build in %s failed: %v %v", t.name, t.tree.build, err, errs)
+	}
+	buildS := time.Since(t0).Seconds()
+	if t.rebuild {
+		if b.objs[t.name], err = t.tree.objectSum(b.file); err != nil {
+			return bootResult{}, err
+		}
+	}
+	calm := b.o
+	calm.silence, calm.progTimeout = 10*time.Minute, 15*time.Minute
+	calmPlan := tierPlans(calm, b.tl)[i].plan
+	r := bootTwice(func() bootResult { return boot(ctx, calmPlan, t.tree.image(), log) })
+	if ctx.Err() != nil {
+		return r, ctx.Err()
+	}
+	b.logf("%s: baseline: unmutated %s built in %.0f s, booted in %.0f s (longest quiet stretch %v): %s %s",
+		t.name, t.tree.build, buildS, r.seconds, r.maxGap.Round(time.Second), r.status, r.detail)
+	if r.status != statusSurvived {
+		return r, fmt.Errorf("%s: the unmutated tree does not pass: stopping", t.name)
+	}
+	if r.maxGap >= t.plan.silence {
+		return r, fmt.Errorf("%s: the unmutated boot went %v without a TAP line, the tier's hang limit is %v: every mutant would be called hung (a quieter host, or -silence)",
+			t.name, r.maxGap.Round(time.Second), t.plan.silence)
+	}
+	if t.name == "base" || t.name == "pattern" || t.name == "debug" {
+		ran := map[string]bool{}
+		for _, c := range r.ran {
+			ran[c] = true
+		}
+		plans[i].plan.ranBefore = ran
+	}
+	b.done[t.name] = true
+	return r, nil
+}
+
+// suitePaths are what a boot's verdict depends on: the whole tree but the
+// records (a campaign commits its own there as it goes) and the prose.
+var suitePaths = []string{":(top)", ":(top,exclude)evidence", ":(top,exclude)doc", ":(top,exclude,glob)**/*.md"}
+
+// suiteCommit is the last commit that changed the suite's suitePaths,
+// "-dirty" when such files differ from it: what the programs a campaign
+// boots were built from.
+func suiteCommit() string {
+	out, err := exec.Command("git", append([]string{"log", "-1", "--format=%H", "--"}, suitePaths...)...).Output()
+	if err != nil {
+		return "unknown"
+	}
+	c := strings.TrimSpace(string(out))
+	st, err := exec.Command("git", append([]string{"status", "--porcelain", "--untracked-files=no", "--"}, suitePaths...)...).Output()
+	if err == nil && len(strings.TrimSpace(string(st))) > 0 {
+		c += "-dirty"
+	}
+	return c
+}
+
+// fileSHA256 is the hex sha256 of a file, "" when it cannot be read.
+func fileSHA256(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%x", sha256.Sum256(b))
+}
+
+// caseDirs are the suite's directories whose changes change what a boot
+// can kill: the programs' cases and the library they run on.
+var caseDirs = []string{"semantics", "switchtest", "stress", "selftests"}
+
+// lastCaseChange is the last commit that changed the cases.
+func lastCaseChange() string {
+	args := []string{"log", "-1", "--format=%H", "--"}
+	for _, d := range caseDirs {
+		args = append(args, ":(top)"+d)
+	}
+	out, err := exec.Command("git", args...).Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
 }

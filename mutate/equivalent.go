@@ -20,7 +20,25 @@ type equivalence struct {
 	// where it rests on code elsewhere that other versions change; none:
 	// any version whose line is the quoted one.
 	kernels []string
-	reason  string
+	// builds are the builds the argument was made for: "tiny" (tinyconfig
+	// and the suite's fragments: mutate prepare, the shared images) and
+	// "defconfig" (x86_64_defconfig, virtme-ng's fragment and the suite's
+	// config: what NIPA and .ci/run boot).
+	builds []string
+	reason string
+}
+
+// buildKinds are the builds an argument may name. The tiny builds have no
+// CONFIG_MODULES, every defconfig build has it: an argument made for one
+// kind is never applied on the other.
+var buildKinds = []string{"tiny", "defconfig"}
+
+// buildKind names the kind of build a configuration is.
+func buildKind(config map[string]bool) string {
+	if config["CONFIG_MODULES"] {
+		return "defconfig"
+	}
+	return "tiny"
 }
 
 // readEquivalences reads the arguments file: blocks of
@@ -29,6 +47,7 @@ type equivalence struct {
 //	code: the original line, as in the tree
 //	unset: CONFIG_A CONFIG_B (optional)
 //	kernel: 6.1 (optional: the versions it holds on)
+//	builds: tiny defconfig (the builds it was made for: one or both)
 //	reason: why the change cannot be seen (more lines indented)
 //
 // separated by blank lines; '#' lines are comments. An argument counts
@@ -50,11 +69,11 @@ func readEquivalences(path string) (map[string][]equivalence, error) {
 	var cur equivalence
 	lineNo := 0
 	flush := func() error {
-		if cur.id == "" && cur.code == "" && cur.reason == "" && cur.unset == nil && cur.kernels == nil {
+		if cur.id == "" && cur.code == "" && cur.reason == "" && cur.unset == nil && cur.kernels == nil && cur.builds == nil {
 			return nil
 		}
-		if cur.id == "" || cur.code == "" || cur.reason == "" {
-			return fmt.Errorf("%s:%d: an entry needs id, code and reason", path, lineNo)
+		if cur.id == "" || cur.code == "" || cur.reason == "" || len(cur.builds) == 0 {
+			return fmt.Errorf("%s:%d: an entry needs id, code, builds and reason", path, lineNo)
 		}
 		// One ID can name different lines in different trees (a
 		// function's line N on 6.1 and on 6.12): one argument per line.
@@ -86,6 +105,13 @@ func readEquivalences(path string) (map[string][]equivalence, error) {
 			for _, o := range cur.unset {
 				if !strings.HasPrefix(o, "CONFIG_") {
 					return nil, fmt.Errorf("%s:%d: unset: %q is not a CONFIG_ option", path, lineNo, o)
+				}
+			}
+		case strings.HasPrefix(l, "builds:"):
+			cur.builds = strings.Fields(strings.TrimPrefix(l, "builds:"))
+			for _, b := range cur.builds {
+				if !slices.Contains(buildKinds, b) {
+					return nil, fmt.Errorf("%s:%d: builds: %q is none of %s", path, lineNo, b, strings.Join(buildKinds, ", "))
 				}
 			}
 		case strings.HasPrefix(l, "kernel:"):
@@ -139,6 +165,9 @@ func equivalenceFor(es []equivalence, code string, config map[string]bool, kerne
 func (e equivalence) applies(code string, config map[string]bool, kernel string) (why string, ok bool) {
 	if e.code != code {
 		return fmt.Sprintf("the equivalence argument quotes %q, the tree has %q", e.code, code), false
+	}
+	if kind := buildKind(config); !slices.Contains(e.builds, kind) {
+		return fmt.Sprintf("the equivalence argument was made for the %s build, this is a %s build", strings.Join(e.builds, " and "), kind), false
 	}
 	for _, o := range e.unset {
 		if config[o] {

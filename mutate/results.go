@@ -31,6 +31,14 @@ type campaign struct {
 	Sample     []string  `json:"sample"`      // the mutant IDs, in run order
 	Tiers      []string  `json:"tiers"`       // in order
 	Started    time.Time `json:"started"`
+	// SuiteCommit is the suite's commit the campaign started at; a
+	// resumed run at another refuses unless told.
+	SuiteCommit string `json:"suite_commit,omitempty"`
+	// HeldOut: a seeded sample drawn after the last change to the cases
+	// (CasesCommit), decided at SuiteCommit alone: the score the project
+	// quotes. Kills at a later commit are "then killed by new cases".
+	HeldOut     bool   `json:"held_out,omitempty"`
+	CasesCommit string `json:"cases_commit,omitempty"`
 }
 
 // tierResult is one tier's boot of a mutant.
@@ -42,6 +50,18 @@ type tierResult struct {
 	Build   float64  `json:"build_seconds,omitempty"`
 	Boot    float64  `json:"boot_seconds,omitempty"`
 	Console []string `json:"console_tail,omitempty"`
+	// Baseline: the tier's unmutated build was booted (and passed) in
+	// this run before its first mutant.
+	Baseline     bool   `json:"baseline"`
+	ConfigSHA256 string `json:"config_sha256,omitempty"` // of the tier's build's .config
+}
+
+// recordStamp is what a record was decided with: the suite's commit, the
+// kernel version and the base build's configuration.
+type recordStamp struct {
+	SuiteCommit  string `json:"suite_commit,omitempty"`
+	Kernel       string `json:"kernel,omitempty"`
+	ConfigSHA256 string `json:"config_sha256,omitempty"`
 }
 
 // record is one mutant's result: records/<ID>.json.
@@ -61,6 +81,7 @@ type record struct {
 	Tiers       []tierResult `json:"tiers,omitempty"`
 	Seconds     float64      `json:"seconds"` // the whole round trip
 	Finished    time.Time    `json:"finished"`
+	recordStamp
 }
 
 type resultsDir struct{ dir string }
@@ -145,7 +166,7 @@ func (r resultsDir) writeTable(c campaign, recs map[string]record) error {
 		fmt.Fprintf(&b, "%d chosen.\n\n", len(c.Sample))
 	}
 	fmt.Fprintf(&b, "Done %d of %d.", len(recs), len(c.Sample))
-	for _, s := range []string{statusKilled, statusCrashed, statusHung, statusBuildFail, statusEquivalent, statusSurvived} {
+	for _, s := range []string{statusKilled, statusCrashed, statusHung, statusBuildFail, statusEquivalent, statusSurvived, statusError} {
 		fmt.Fprintf(&b, " %s %d;", s, counts[s])
 	}
 	b.WriteString("\n")

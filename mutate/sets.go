@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,23 +29,32 @@ const defaultSet = "af_netlink-mc"
 var funcSets = map[string]funcSet{
 	defaultSet: {
 		file: "net/netlink/af_netlink.c",
-		doc:  "bind, join and leave groups, walk and deliver a broadcast, report errors, recvmsg's control messages, and the series' lists",
+		doc:  "a socket's way into and out of the lists (create, bind, join and leave groups, release, destruct), a notification's way to a reader (nlmsg_notify, the group send, the walk, delivery, the receive queue's accounting, recvmsg and its control messages), error reports, and the series' lists and walk macro",
 		funcs: []string{
-			// the series' lists
+			// the series' lists and walk
 			"netlink_route_mc_head?", "netlink_route_mc_update?", "netlink_mc_sk?",
-			"netlink_route_mc_net_init?", "netlink_route_mc_net_exit?",
+			"netlink_route_mc_net_init?", "netlink_route_mc_net_exit?", "#netlink_for_each_mc?",
+			// the table's locks, taken on every way in and out and by the walk
+			"netlink_table_grab", "netlink_table_ungrab", "netlink_lock_table", "netlink_unlock_table",
+			"#nl_deref_protected?",
+			// a socket's way in and out
+			"__netlink_create", "netlink_create", "netlink_insert", "netlink_autobind", "netlink_remove",
+			"netlink_sock_destruct", "deferred_put_nlk_sk",
 			// membership: bind, join, leave
 			"netlink_update_listeners", "netlink_release", "netlink_allowed",
 			"netlink_update_subscriptions", "netlink_realloc_groups", "netlink_undo_bind",
 			"netlink_bind", "netlink_update_socket_mc?", "netlink_setsockopt", "netlink_getsockopt",
 			"__netlink_change_ngroups", "__netlink_clear_multicast_users", "netlink_has_listeners",
+			// a notification's way to the walk: rtnetlink's and a user's group send
+			"nlmsg_notify", "netlink_sendmsg",
 			// the walk and the delivery
-			"netlink_overrun", "netlink_broadcast_deliver", "do_one_broadcast",
+			"netlink_overrun", "netlink_trim", "netlink_skb_set_owner_r", "netlink_skb_destructor",
+			"__netlink_sendskb", "netlink_broadcast_deliver", "do_one_broadcast",
 			"netlink_broadcast_filtered?", "netlink_broadcast",
 			// errors
 			"do_one_set_err", "netlink_set_err",
 			// recvmsg's control messages
-			"netlink_cmsg_recv_pktinfo", "netlink_cmsg_listen_all_nsid", "netlink_recvmsg",
+			"netlink_cmsg_recv_pktinfo", "netlink_cmsg_listen_all_nsid", "netlink_rcv_wake", "netlink_recvmsg",
 		},
 	},
 	"rtnetlink-notify": {
@@ -83,7 +93,13 @@ func setMutants(src, name string) ([]cfunc.Mutant, error) {
 	var funcs []string
 	for _, f := range set.funcs {
 		if name, optional := strings.CutSuffix(f, "?"); optional {
-			if _, err := cfunc.FindFunc(masked, name); err != nil {
+			var err error
+			if macro, ok := strings.CutPrefix(name, cfunc.MacroPrefix); ok {
+				_, err = cfunc.FindMacro(text, macro)
+			} else {
+				_, err = cfunc.FindFunc(masked, name)
+			}
+			if err != nil {
 				continue
 			}
 			f = name
@@ -93,4 +109,42 @@ func setMutants(src, name string) ([]cfunc.Mutant, error) {
 		}
 	}
 	return cfunc.Mutants(set.file, text, funcs)
+}
+
+// writeSummary prints how many mutants each function (or macro) and each
+// operator has: a table with one row per function in the set's order and
+// one column per operator, and the totals.
+func writeSummary(w io.Writer, ms []cfunc.Mutant) {
+	var funcs []string
+	count := map[string]map[string]int{}
+	opTotal := map[string]int{}
+	for _, m := range ms {
+		if count[m.Func] == nil {
+			count[m.Func] = map[string]int{}
+			funcs = append(funcs, m.Func)
+		}
+		count[m.Func][m.Op]++
+		opTotal[m.Op]++
+	}
+	var ops []string
+	for _, op := range cfunc.Operators {
+		if opTotal[op] > 0 {
+			ops = append(ops, op)
+		}
+	}
+	fmt.Fprintf(w, "| function | %s | all |\n|---|%s---|\n", strings.Join(ops, " | "), strings.Repeat("---|", len(ops)))
+	for _, f := range funcs {
+		row := []string{}
+		all := 0
+		for _, op := range ops {
+			row = append(row, fmt.Sprint(count[f][op]))
+			all += count[f][op]
+		}
+		fmt.Fprintf(w, "| %s | %s | %d |\n", f, strings.Join(row, " | "), all)
+	}
+	row := []string{}
+	for _, op := range ops {
+		row = append(row, fmt.Sprint(opTotal[op]))
+	}
+	fmt.Fprintf(w, "| all %d functions | %s | %d |\n", len(funcs), strings.Join(row, " | "), len(ms))
 }

@@ -68,8 +68,14 @@ var compileError = regexp.MustCompile(`(?m)^.*: (error|fatal error): .*$`)
 // buildImage runs an incremental make bzImage. The compiler's error lines
 // are returned when it fails.
 func (t kernelTree) buildImage(ctx context.Context, log io.Writer) (errs []string, err error) {
+	return t.make(ctx, log, "bzImage")
+}
+
+// make builds target incrementally; the compiler's error lines are
+// returned when it fails.
+func (t kernelTree) make(ctx context.Context, log io.Writer, target string) (errs []string, err error) {
 	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, "make", t.makeArgs("bzImage")...)
+	cmd := exec.CommandContext(ctx, "make", t.makeArgs(target)...)
 	cmd.Stdout, cmd.Stderr = io.MultiWriter(&out, log), io.MultiWriter(&out, log)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -85,7 +91,7 @@ func (t kernelTree) buildImage(ctx context.Context, log io.Writer) (errs []strin
 			if len(tail) > 2000 {
 				tail = tail[len(tail)-2000:]
 			}
-			return nil, fmt.Errorf("make bzImage failed without a compiler error: %v\n%s", err, tail)
+			return nil, fmt.Errorf("make %s failed without a compiler error: %v\n%s", target, err, tail)
 		}
 		return errs, nil
 	}

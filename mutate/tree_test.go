@@ -137,8 +137,8 @@ func TestEquivalentFileParses(t *testing.T) {
 // N differs between trees); the one for the mutant's line applies, and a
 // second argument for the same line is refused.
 func TestEquivalencePerLine(t *testing.T) {
-	two := "id: f+3:del-assign:1\ncode: a = 0;\nreason: ra\n\nid: f+3:del-assign:1\ncode: b = 0;\nunset: CONFIG_X\nreason: rb\n" +
-		"\nid: f+3:del-assign:1\ncode: d = 0;\nkernel: 6.1 5.15\nreason: rd\n"
+	two := "id: f+3:del-assign:1\ncode: a = 0;\nbuilds: tiny\nreason: ra\n\nid: f+3:del-assign:1\ncode: b = 0;\nunset: CONFIG_X\nbuilds: tiny\nreason: rb\n" +
+		"\nid: f+3:del-assign:1\ncode: d = 0;\nkernel: 6.1 5.15\nbuilds: tiny\nreason: rd\n"
 	eq, err := readEquivalences(writeTemp(t, two))
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +166,7 @@ func TestEquivalencePerLine(t *testing.T) {
 			t.Errorf("%q: no argument applies, and no reason why", c.code)
 		}
 	}
-	if _, err := readEquivalences(writeTemp(t, two+"\nid: f+3:del-assign:1\ncode: a = 0;\nreason: again\n")); err == nil {
+	if _, err := readEquivalences(writeTemp(t, two+"\nid: f+3:del-assign:1\ncode: a = 0;\nbuilds: tiny\nreason: again\n")); err == nil {
 		t.Error("a second argument for the same ID and line was taken")
 	}
 }

@@ -16,7 +16,11 @@ import (
 // Mask returns src with every comment, string literal, character literal
 // and preprocessor line (with its continuations) replaced by spaces. Newlines
 // are kept, so byte offsets and line numbers are src's.
-func Mask(src []byte) []byte {
+func Mask(src []byte) []byte { return mask(src, true) }
+
+// mask blanks comments and literals, and preprocessor lines when
+// directives is set.
+func mask(src []byte, directives bool) []byte {
 	out := make([]byte, len(src))
 	copy(out, src)
 	blank := func(i int) {
@@ -31,7 +35,7 @@ func Mask(src []byte) []byte {
 		case lineStart && (c == ' ' || c == '\t'):
 			i++
 			continue
-		case lineStart && c == '#':
+		case lineStart && c == '#' && directives:
 			// A directive runs to an unescaped newline.
 			for i < len(src) && !(src[i] == '\n' && (i == 0 || src[i-1] != '\\')) {
 				blank(i)
@@ -117,6 +121,15 @@ func FindFunc(masked []byte, name string) (Func, error) {
 			continue
 		}
 		k := skipSpace(s, close+1)
+		// Sparse's annotations between the parameters and the body:
+		// "__acquires(nl_table_lock)".
+		for id := identPrefix(s[k:]); strings.HasPrefix(id, "__"); id = identPrefix(s[k:]) {
+			p := skipSpace(s, k+len(id))
+			if p >= len(s) || s[p] != '(' || matchParen(s, p) < 0 {
+				break
+			}
+			k = skipSpace(s, matchParen(s, p)+1)
+		}
 		if k >= len(s) || s[k] != '{' {
 			continue // a declaration or a call at file scope
 		}
@@ -129,6 +142,63 @@ func FindFunc(masked []byte, name string) (Func, error) {
 	return Func{}, fmt.Errorf("function %s: no definition found", name)
 }
 
+// MacroPrefix marks a name in Mutants' list as a function-like macro of
+// the file, mutated at its definition: "#netlink_for_each_mc".
+const MacroPrefix = "#"
+
+// FindMacro returns the definition of the macro name in src (not masked):
+// NameLine is the #define's line, BodyStart the offset just before the
+// replacement text (the parameter list's ')', or the name's last byte),
+// BodyEnd one past the directive's last byte.
+func FindMacro(src []byte, name string) (Func, error) {
+	s := string(src)
+	for off := 0; off < len(s); {
+		end := strings.IndexByte(s[off:], '\n')
+		if end < 0 {
+			end = len(s)
+		} else {
+			end += off
+		}
+		line := strings.TrimLeft(s[off:end], " \t")
+		if rest, ok := strings.CutPrefix(line, "#"); ok {
+			rest = strings.TrimLeft(rest, " \t")
+			if after, ok := strings.CutPrefix(rest, "define"); ok {
+				after = strings.TrimLeft(after, " \t")
+				if strings.HasPrefix(after, name) && (len(after) == len(name) || !isIdent(after[len(name)])) {
+					nameOff := off + strings.Index(s[off:end], name)
+					bodyStart := nameOff + len(name) - 1
+					if nameOff+len(name) < len(s) && s[nameOff+len(name)] == '(' {
+						bodyStart = matchParen(s, nameOff+len(name))
+					}
+					// The directive runs to the first newline not escaped.
+					stop := nameOff
+					for stop < len(s) && !(s[stop] == '\n' && s[stop-1] != '\\') {
+						stop++
+					}
+					return Func{Name: name, NameLine: lineOf(s, off), BodyStart: bodyStart, BodyEnd: stop + 1}, nil
+				}
+			}
+		}
+		off = end + 1
+	}
+	return Func{}, fmt.Errorf("macro %s: no #define found", name)
+}
+
+// macroMasked returns masked with f's replacement text unblanked
+// (comments and literals in it stay blank, and so do the line
+// continuations' backslashes), so that Sites finds the sites in it.
+func macroMasked(src, masked []byte, f Func) []byte {
+	code := mask(src, false)
+	out := append([]byte(nil), masked...)
+	for i := f.BodyStart + 1; i < f.BodyEnd && i < len(out); i++ {
+		out[i] = code[i]
+		if code[i] == '\\' && i+1 < len(code) && code[i+1] == '\n' {
+			out[i] = ' '
+		}
+	}
+	return out
+}
+
 // Site is one place where an operator applies: the bytes [Off, Off+len(Orig))
 // are replaced by Repl.
 type Site struct {
@@ -139,8 +209,180 @@ type Site struct {
 	Repl string
 }
 
-// Operators, by name. Each finds its sites in a masked body.
-var Operators = []string{"negate-cond", "eq-ne", "lt-le", "and-or", "del-call", "del-assign", "flip-const"}
+// Operators, by name. Each finds its sites in a masked body. The first
+// seven are the original set; the others were added later under names of
+// their own, so that no earlier mutant's ID changed.
+var Operators = []string{"negate-cond", "eq-ne", "lt-le", "and-or", "del-call", "del-assign", "flip-const",
+	// relational in the other direction: < to >=, <= to >, > to <=, >= to <
+	"lt-ge",
+	// binary + - * / % swapped (+ and -, * and /, % to /)
+	"arith",
+	// binary & | ^ swapped (& and |, ^ to |), << and >> swapped
+	"bitwise", "shift",
+	// compound assignment: += -=, |= &=, ^= to |=, <<= >>=, *= /=
+	"assign-op",
+	// ++ and -- swapped
+	"inc-dec",
+	// ! and ~ removed
+	"del-not", "del-bitnot",
+	// the condition of while, for, ?: and a boolean return negated
+	"negate-loop", "negate-ternary", "negate-return",
+	// a literal other than a bare 0 or 1 plus or minus one; an errno for another
+	"const-inc", "const-dec", "errno",
+	// a returned value replaced by 0
+	"ret-val",
+	// return, goto, break and continue deleted
+	"del-jump",
+}
+
+// errnoAlt is the errno each errno is replaced with: EINVAL for any
+// other, EPERM for EINVAL.
+func errnoAlt(e string) string {
+	if e == "EINVAL" {
+		return "EPERM"
+	}
+	return "EINVAL"
+}
+
+var errnos = map[string]bool{}
+
+func init() {
+	for _, e := range strings.Fields(`EPERM ENOENT ESRCH EINTR EIO ENXIO E2BIG ENOEXEC EBADF ECHILD EAGAIN ENOMEM
+		EACCES EFAULT EBUSY EEXIST ENODEV EINVAL ENFILE EMFILE ENOSPC EPIPE ERANGE EOVERFLOW ENOTCONN EISCONN
+		EOPNOTSUPP ENOBUFS EMSGSIZE ENOPROTOOPT EPROTONOSUPPORT ESOCKTNOSUPPORT EAFNOSUPPORT EADDRINUSE
+		EADDRNOTAVAIL ECONNREFUSED ECONNRESET EALREADY EDESTADDRREQ ERESTARTSYS ENOTSUPP ETIMEDOUT EWOULDBLOCK ENOLINK`) {
+		errnos[e] = true
+	}
+}
+
+// binaryAt says whether the one-character operator at i in body is a
+// binary operator written in the kernel's style, with a space on each
+// side after an operand: "a - b", not "-1", "*p", "&x", "struct sock *sk"
+// or "(struct hlist_node *)".
+func binaryAt(body string, i int) bool {
+	space := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' }
+	if i < 2 || i+2 >= len(body) || !space(body[i-1]) || !space(body[i+1]) {
+		return false
+	}
+	p := i - 1
+	for p > 0 && space(body[p]) {
+		p--
+	}
+	c := body[p]
+	switch {
+	case c == ')' || c == ']':
+	case isIdent(c):
+		q := p
+		for q > 0 && isIdent(body[q-1]) {
+			q--
+		}
+		if keywords[body[q:p+1]] {
+			return false // "return -1", "sizeof *p", "struct x *"
+		}
+	default:
+		return false
+	}
+	n := skipSpace(body, i+1)
+	return n < len(body) && body[n] != ')' && body[n] != ',' && body[n] != ';'
+}
+
+// numberSites are the const-inc and const-dec changes of a numeric
+// literal (decimal or hex, with its U/L suffix kept); a bare 0 or 1 is
+// flip-const's.
+func numberSites(word string) (inc, dec string, ok bool) {
+	digits := strings.TrimRight(word, "uUlL")
+	suffix := word[len(digits):]
+	if word == "0" || word == "1" || digits == "" {
+		return "", "", false
+	}
+	var n uint64
+	hex := strings.HasPrefix(digits, "0x") || strings.HasPrefix(digits, "0X")
+	if hex {
+		if _, err := fmt.Sscanf(digits[2:], "%x", &n); err != nil || strings.Trim(digits[2:], "0123456789abcdefABCDEF") != "" {
+			return "", "", false
+		}
+	} else if _, err := fmt.Sscanf(digits, "%d", &n); err != nil || strings.Trim(digits, "0123456789") != "" {
+		return "", "", false
+	}
+	format := func(v uint64) string {
+		if hex {
+			return fmt.Sprintf("0x%x", v) + suffix
+		}
+		return fmt.Sprint(v) + suffix
+	}
+	if n == 0 {
+		return format(1), "", true
+	}
+	return format(n + 1), format(n - 1), true
+}
+
+// condStart returns where the condition of the ?: whose '?' is at q
+// starts: after the nearest '(' left open, or the ',', ';', '{', '}', '?',
+// ':', assignment '=' or "return" before it at the same depth.
+func condStart(body string, q int, from int) int {
+	depth := 0
+	for i := q - 1; i > from; i-- {
+		c := body[i]
+		switch {
+		case c == ')' || c == ']':
+			depth++
+		case c == '(' || c == '[':
+			if depth == 0 {
+				return i + 1
+			}
+			depth--
+		case depth > 0:
+		case c == ',' || c == ';' || c == '{' || c == '}' || c == '?' || c == ':':
+			return i + 1
+		case c == '=' && !strings.ContainsRune("=!<>", rune(body[i-1])) && body[i+1] != '=':
+			return i + 1
+		case isIdent(c) && !isIdent(body[i+1]):
+			j := i
+			for j > 0 && isIdent(body[j-1]) {
+				j--
+			}
+			if body[j:i+1] == "return" {
+				return i + 1
+			}
+			i = j
+		}
+	}
+	return from + 1
+}
+
+// topLevelLogic says whether expr (masked) has a comparison or a logical
+// operator outside parentheses, or starts with '!': a condition.
+func topLevelLogic(expr string) bool {
+	e := strings.TrimSpace(expr)
+	if strings.HasPrefix(e, "!") && !strings.HasPrefix(e, "!=") {
+		return true
+	}
+	depth, logic := 0, false
+	for i := 0; i < len(e); i++ {
+		switch e[i] {
+		case '(', '[':
+			depth++
+		case ')', ']':
+			depth--
+		case '?':
+			if depth == 0 {
+				return false // a ?: picks a value: negate-ternary's
+			}
+		case '=', '!', '<', '>', '&', '|':
+			if depth != 0 || i+1 >= len(e) {
+				continue
+			}
+			two := e[i : i+2]
+			if two == "==" || two == "!=" || two == "<=" || two == ">=" || two == "&&" || two == "||" {
+				logic = true
+			}
+			if (e[i] == '<' || e[i] == '>') && two != "<<" && two != ">>" && two != "->" && (i == 0 || (e[i-1] != '<' && e[i-1] != '>' && e[i-1] != '-')) {
+				logic = true
+			}
+		}
+	}
+	return logic
+}
 
 // Sites returns every site of every operator in f's body, ordered by offset
 // then operator.
@@ -170,23 +412,102 @@ func Sites(src, masked []byte, f Func) []Site {
 		case two == "||":
 			add("and-or", i, "||", "&&")
 			i++
-		case two == "<<" || two == ">>" || two == "->":
+		case two == "->":
 			i++
-			if i+1 < len(body) && body[i+1] == '=' {
-				i++ // <<= and >>=
+		case two == "<<" || two == ">>":
+			other := map[string]string{"<<": ">>", ">>": "<<"}[two]
+			if i+2 < len(body) && body[i+2] == '=' {
+				add("assign-op", i, two+"=", other+"=")
+				i += 2
+			} else {
+				add("shift", i, two, other)
+				i++
 			}
 		case two == "<=" || two == ">=":
 			add("lt-le", i, two, two[:1])
+			add("lt-ge", i, two, map[string]string{"<=": ">", ">=": "<"}[two])
 			i++
 		case c == '<' || c == '>':
 			add("lt-le", i, string(c), string(c)+"=")
+			add("lt-ge", i, string(c), map[byte]string{'<': ">=", '>': "<="}[c])
+		case two == "++" || two == "--":
+			add("inc-dec", i, two, map[string]string{"++": "--", "--": "++"}[two])
+			i++
+		case len(two) == 2 && two[1] == '=' && strings.ContainsRune("+-*/%&|^", rune(c)):
+			add("assign-op", i, two, map[string]string{"+=": "-=", "-=": "+=", "*=": "/=", "/=": "*=", "%=": "/=", "&=": "|=", "|=": "&=", "^=": "|="}[two])
+			i++
+		case c == '!':
+			add("del-not", i, "!", "")
+		case c == '~':
+			add("del-bitnot", i, "~", "")
+		case strings.ContainsRune("+-*/%", rune(c)) && binaryAt(body, i):
+			add("arith", i, string(c), map[byte]string{'+': "-", '-': "+", '*': "/", '/': "*", '%': "/"}[c])
+		case strings.ContainsRune("&|^", rune(c)) && binaryAt(body, i):
+			add("bitwise", i, string(c), map[byte]string{'&': "|", '|': "&", '^': "|"}[c])
+		case c == '?':
+			if k := condStart(body, i, f.BodyStart); k < i {
+				start := skipSpace(body, k)
+				end := i
+				for end > start && (body[end-1] == ' ' || body[end-1] == '\t' || body[end-1] == '\n') {
+					end--
+				}
+				if end > start {
+					add("negate-ternary", start, string(src[start:end]), "!("+string(src[start:end])+")")
+				}
+			}
 		case isIdent(c) && (i == 0 || !isIdent(body[i-1])):
 			j := i
 			for j < len(body) && isIdent(body[j]) {
 				j++
 			}
 			word := body[i:j]
+			if inc, dec, ok := numberSites(word); ok && isDigit(word[0]) {
+				add("const-inc", i, word, inc)
+				if dec != "" {
+					add("const-dec", i, word, dec)
+				}
+			}
+			if errnos[word] {
+				add("errno", i, word, errnoAlt(word))
+			}
 			switch word {
+			case "while":
+				k := skipSpace(body, j)
+				if k < len(body) && body[k] == '(' {
+					if close := matchParen(body, k); close > 0 {
+						cond := string(src[k+1 : close])
+						add("negate-loop", k, string(src[k:close+1]), "(!("+cond+"))")
+					}
+				}
+			case "for":
+				k := skipSpace(body, j)
+				if k < len(body) && body[k] == '(' {
+					if close := matchParen(body, k); close > 0 {
+						if a := strings.IndexByte(body[k:close], ';'); a > 0 {
+							if b := strings.IndexByte(body[k+a+1:close], ';'); b >= 0 {
+								start, end := skipSpace(body, k+a+1), k+a+1+b
+								for end > start && (body[end-1] == ' ' || body[end-1] == '\t' || body[end-1] == '\n') {
+									end--
+								}
+								if end > start {
+									add("negate-loop", start, string(src[start:end]), "!("+string(src[start:end])+")")
+								}
+							}
+						}
+					}
+				}
+			case "return":
+				start := skipSpace(body, j)
+				if semi := strings.IndexByte(body[start:], ';'); start < len(body) && body[start] != ';' && semi > 0 {
+					end := start + semi
+					expr := string(src[start:end])
+					if strings.TrimSpace(body[start:end]) != "0" {
+						add("ret-val", start, expr, "0")
+					}
+					if topLevelLogic(body[start:end]) {
+						add("negate-return", start, expr, "!("+expr+")")
+					}
+				}
 			case "0":
 				add("flip-const", i, "0", "1")
 			case "1":
@@ -208,6 +529,14 @@ func Sites(src, masked []byte, f Func) []Site {
 		}
 	}
 	for _, st := range statementStarts(body, f) {
+		switch identPrefix(body[st:]) {
+		case "return", "goto", "break", "continue":
+			if semi := strings.IndexByte(body[st:], ';'); semi > 0 {
+				orig := string(src[st : st+semi+1])
+				add("del-jump", st, orig, ";"+strings.Repeat("\n", strings.Count(orig, "\n")))
+			}
+			continue
+		}
 		if site, ok := deletion(src, body, st); ok {
 			add(site.Op, site.Off, site.Orig, site.Repl)
 		} else if k := macroLoopBody(body, st); k > 0 {

@@ -5,6 +5,7 @@ package cfunc
 import (
 	"bytes"
 	"fmt"
+	"strings"
 )
 
 // Mutant is one first-order change to one function. Its ID names the
@@ -28,13 +29,26 @@ type Mutant struct {
 func Mutants(file string, src []byte, funcs []string) ([]Mutant, error) {
 	masked := Mask(src)
 	var out []Mutant
-	for _, name := range funcs {
-		f, err := FindFunc(masked, name)
+	for _, entry := range funcs {
+		name, isMacro := strings.CutPrefix(entry, MacroPrefix)
+		var f Func
+		var err error
+		fmasked := masked
+		if isMacro {
+			if f, err = FindMacro(src, name); err == nil {
+				fmasked = macroMasked(src, masked, f)
+			}
+		} else {
+			f, err = FindFunc(masked, name)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", file, err)
 		}
 		occ := map[string]int{}
-		for _, s := range Sites(src, masked, f) {
+		for _, s := range Sites(src, fmasked, f) {
+			if isMacro {
+				s.Repl = keepContinuations(s.Orig, s.Repl)
+			}
 			rel := s.Line - f.NameLine
 			key := fmt.Sprintf("%d:%s", rel, s.Op)
 			occ[key]++
@@ -64,6 +78,18 @@ func (m Mutant) Apply(src []byte) ([]byte, error) {
 	out = append(out, src[:m.Off]...)
 	out = append(out, m.Repl...)
 	return append(out, src[m.Off+len(m.Orig):]...), nil
+}
+
+// keepContinuations gives a replacement in a macro's body the line
+// continuations of the text it replaces, so that the macro stays one
+// directive: a deleted statement over two lines becomes ";" + " \\\n".
+func keepContinuations(orig, repl string) string {
+	n := strings.Count(orig, "\\\n")
+	if n == 0 || strings.Count(repl, "\\\n") == n {
+		return repl
+	}
+	repl = strings.ReplaceAll(repl, "\n", "")
+	return repl + strings.Repeat(" \\\n", n)
 }
 
 func lineText(src []byte, off int) string {
