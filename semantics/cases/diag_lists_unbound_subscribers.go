@@ -41,13 +41,20 @@ import (
 // returns to 0. The series' index keeps the socket on mc_list in both
 // modes.
 //
-// A bound member is listed by both walks, so twice (seen on 6.1 and
-// 6.18): sk_hashed() tests sk_node, which netlink sockets never use
-// (netlink_insert() puts nlk->node in an rhashtable), so the second walk
-// skips no one. And a walk of the rhashtable may list a socket twice when
-// the table, shared by every netns, is resized meanwhile
-// (rhashtable_walk_next()'s -EAGAIN). So a bound socket's entries are
-// checked, not counted: at least one, each with its portid and groups.
+// A bound socket is listed once, by the walk of the hash table, with
+// its portid and groups, whether or not it is a member of a group. 6.1,
+// 6.12 and 6.18 list a bound member twice: sk_hashed() tests sk_node,
+// which netlink sockets never use (netlink_insert() puts nlk->node in an
+// rhashtable), so the second walk skips no one. The case reports exactly
+// that as XFAIL: one entry before the entry of m, an unbound member that
+// joined after b (new members go to mc_list's head, so the mc_list walk
+// lists m before b and only that walk lists m), and one after it, both
+// b's own. A walk of the rhashtable also lists a socket twice when the
+// table, shared by every netns, is being resized as the walk reaches its
+// end (__rhashtable_walk_find_next() goes on to future_tbl from its
+// start): entries repeated before m's are that, and the case dumps again
+// (the dump fits one skb, so it is one walk, and a resize runs once per
+// crossing of the table's load limits).
 func diagListsUnboundSubscribers(t selftests.T) {
 	s := selftests.NewNS(t, "S")
 	o := selftests.NewNS(t, "O")
@@ -100,14 +107,18 @@ func diagListsUnboundSubscribers(t selftests.T) {
 		t.Errorf("%s (ino %d): listed %d times after its close, want not listed", u, ino, n)
 	}
 
-	// A bound socket is listed whether or not it has groups.
+	// A bound socket is listed once, whether or not it has groups.
 	b := s.Socket("b")
-	expectBoundListed(t, d, b)
+	expectBoundOnce(t, d, b, nil)
 	mustJoin(t, b, unix.RTNLGRP_IPV4_IFADDR)
-	n := expectBoundListed(t, d, b, unix.RTNLGRP_IPV4_IFADDR)
-	t.Logf("%s, bound and a member of a group, is listed %d times", b, n)
+	m := s.Adopt(openSocket(t, s, "m"))
+	mustJoin(t, m, unix.RTNLGRP_LINK)
+	twice := expectBoundOnce(t, d, b, m, unix.RTNLGRP_IPV4_IFADDR)
 	mustLeave(t, b, unix.RTNLGRP_IPV4_IFADDR)
-	expectBoundListed(t, d, b)
+	expectBoundOnce(t, d, b, m)
+	if twice && !t.Failed() {
+		selftests.XFail(t, fmt.Sprintf("kernel bug: the socket monitoring dump lists %s, bound and a member of group %d, twice, by the hash table's walk and again by mc_list's: __netlink_diag_dump() skips sk_hashed() sockets there, and netlink sockets are hashed through nlk->node, never sk_node (fix: kernel-fixes/0002-netlink-diag-list-a-bound-multicast-member-once.patch)", b, unix.RTNLGRP_IPV4_IFADDR))
+	}
 }
 
 // diagSocket opens and binds a NETLINK_SOCK_DIAG socket in n, and SKIPs
@@ -314,20 +325,109 @@ func expectListed(t selftests.T, d *selftests.Sock, s *selftests.Sock, listed bo
 	checkEntry(t, s, got[0], portid, want)
 }
 
-// expectBoundListed checks that d's dump lists s, a bound socket, at
-// least once, and every time with its portid and the groups want, and
-// returns how many times.
-func expectBoundListed(t selftests.T, d *selftests.Sock, s *selftests.Sock, want ...uint32) int {
+// maxDiagDumps bounds the dumps expectBoundOnce takes to find one whose
+// walk of the hash table ran without a resize of the table.
+const maxDiagDumps = 10
+
+// boundVerdict is what a dump says of a bound socket's entries.
+type boundVerdict int
+
+const (
+	boundOnce     boundVerdict = iota // one entry, the hash table walk's, as expected
+	boundRepeated                     // the hash table walk's repeated: a resize meanwhile; dump again
+	boundTwice                        // the kernel bug: once by each walk, both as expected
+	boundWrong                        // anything else
+)
+
+// boundEntries are a bound socket's entries in a dump: those before the
+// entry of a marker, an unbound member only the mc_list walk lists (the
+// hash table walk's), and those after it (the mc_list walk's).
+type boundEntries struct{ byHash, byMCList []diagEntry }
+
+// splitAtMarker finds the entries of ino in l, split at the one entry
+// of marker (0: no marker, every entry is the hash table walk's).
+func (l diagListing) splitAtMarker(ino, marker uint32) (boundEntries, error) {
+	var b boundEntries
+	if marker != 0 && l.count(marker) != 1 {
+		return b, fmt.Errorf("the marker (ino %d) is listed %d times, want once", marker, l.count(marker))
+	}
+	afterMarker := false
+	for _, e := range l {
+		switch {
+		case marker != 0 && e.ino == marker:
+			afterMarker = true
+		case e.ino != ino:
+		case afterMarker:
+			b.byMCList = append(b.byMCList, e)
+		default:
+			b.byHash = append(b.byHash, e)
+		}
+	}
+	return b, nil
+}
+
+// judgeBound says what b shows of a bound socket whose one entry should
+// be want.
+func judgeBound(b boundEntries, want diagEntry) boundVerdict {
+	for _, e := range slices.Concat(b.byHash, b.byMCList) {
+		if !sameEntry(e, want) {
+			return boundWrong
+		}
+	}
+	switch {
+	case len(b.byHash) > 1 && len(b.byMCList) <= 1:
+		return boundRepeated
+	case len(b.byHash) == 1 && len(b.byMCList) == 0:
+		return boundOnce
+	case len(b.byHash) == 1 && len(b.byMCList) == 1:
+		return boundTwice
+	}
+	return boundWrong
+}
+
+func sameEntry(a, b diagEntry) bool {
+	return a.typ == b.typ && a.portid == b.portid && a.ino == b.ino && slices.Equal(a.groups, b.groups)
+}
+
+// expectBoundOnce checks that d's dump lists s, a bound socket, once,
+// a raw NETLINK_ROUTE socket with its portid and the groups want, and
+// says whether it found the kernel bug instead: s listed once more, the
+// same, after marker's entry (nil: no marker; s has no group then).
+func expectBoundOnce(t selftests.T, d, s, marker *selftests.Sock, want ...uint32) (twice bool) {
 	t.Helper()
 	ino := sockIno(t, s)
-	got := diagDump(t, d).entries(ino)
-	if len(got) == 0 {
-		t.Errorf("%s (ino %d, portid %d): not listed by %s's socket monitoring, want listed: it is bound", s, ino, s.Portid(), d.NS().Name)
+	var markerIno uint32
+	if marker != nil {
+		markerIno = sockIno(t, marker)
 	}
-	for _, e := range got {
-		checkEntry(t, s, e, s.Portid(), want)
+	exp := diagEntry{typ: unix.SOCK_RAW, portid: s.Portid(), ino: ino, groups: want}
+	for i := 1; ; i++ {
+		b, err := diagDump(t, d).splitAtMarker(ino, markerIno)
+		if err != nil {
+			t.Errorf("%s's socket monitoring dump: %v", d.NS().Name, err)
+			return false
+		}
+		switch judgeBound(b, exp) {
+		case boundOnce:
+			return false
+		case boundTwice:
+			t.Logf("%s (ino %d): listed twice, before and after %s's entry: %v, %v", s, ino, marker, b.byHash[0], b.byMCList[0])
+			return true
+		case boundRepeated:
+			if i < maxDiagDumps {
+				t.Logf("%s (ino %d): dump %d lists it %d times by the hash table's walk (a resize meanwhile): dumping again", s, ino, i, len(b.byHash))
+				continue
+			}
+			t.Errorf("%s (ino %d): listed %d times by the hash table's walk in each of %d dumps, want once (a resize repeats entries only in the walk it overlaps): %v", s, ino, len(b.byHash), i, b.byHash)
+			return false
+		}
+		if marker == nil {
+			t.Errorf("%s (ino %d): listed by %s's socket monitoring as %v, want once: %v", s, ino, d.NS().Name, b.byHash, exp)
+		} else {
+			t.Errorf("%s (ino %d): listed by %s's socket monitoring as %v before %s's entry and %v after it, want once before it: %v", s, ino, d.NS().Name, b.byHash, marker, b.byMCList, exp)
+		}
+		return false
 	}
-	return len(got)
 }
 
 func checkEntry(t selftests.T, s *selftests.Sock, e diagEntry, portid uint32, want []uint32) {
