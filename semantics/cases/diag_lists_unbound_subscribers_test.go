@@ -111,3 +111,36 @@ func TestJudgeBound(t *testing.T) {
 		t.Errorf("splitAtMarker without a marker = %+v, %v; want both entries the hash table walk's", b, err)
 	}
 }
+
+// TestJudgeMany feeds the check of a listing in parts the kernel bug's
+// symptom (one socket lost per part boundary), a resize's repeat, and
+// the other wrong answers, which must stay failures.
+func TestJudgeMany(t *testing.T) {
+	entry := func(ino uint32) diagEntry { return diagEntry{typ: unix.SOCK_RAW, portid: 100 + ino, ino: ino} }
+	want := map[uint32]diagEntry{1: entry(1), 2: entry(2), 3: entry(3), 4: entry(4)}
+	other := diagEntry{typ: unix.SOCK_RAW, portid: 9, ino: 99}
+	withGroups := entry(2)
+	withGroups.groups = []uint32{1}
+	for _, tc := range []struct {
+		name  string
+		l     diagListing
+		parts int
+		want  boundVerdict
+	}{
+		{"each once", diagListing{entry(1), other, entry(2), entry(3), entry(4)}, 2, boundOnce},
+		{"each once, one part", diagListing{entry(4), entry(3), entry(2), entry(1)}, 1, boundOnce},
+		{"one lost at the one boundary", diagListing{entry(1), entry(2), entry(4)}, 2, boundLost},
+		{"two lost at two boundaries", diagListing{entry(1), entry(3)}, 3, boundLost},
+		{"two lost at one boundary", diagListing{entry(1), entry(4)}, 2, boundWrong},
+		{"one lost in one part", diagListing{entry(1), entry(2), entry(4)}, 1, boundWrong},
+		{"one repeated (a resize)", diagListing{entry(1), entry(2), entry(2), entry(3), entry(4)}, 2, boundRepeated},
+		{"one lost, one repeated", diagListing{entry(1), entry(1), entry(3), entry(4)}, 2, boundRepeated},
+		{"one with groups", diagListing{entry(1), withGroups, entry(3), entry(4)}, 2, boundWrong},
+		{"one lost, one with groups", diagListing{entry(1), withGroups, entry(4)}, 2, boundWrong},
+		{"none", diagListing{other}, 2, boundWrong},
+	} {
+		if got, _ := judgeMany(tc.l, want, tc.parts); got != tc.want {
+			t.Errorf("%s: judgeMany(%v, %d parts) = %d, want %d", tc.name, tc.l, tc.parts, got, tc.want)
+		}
+	}
+}

@@ -29,6 +29,7 @@ awk -v prog="$prog" '
 	-e 's/seq [1-9][0-9]*/seq S/g' \
 	-e 's/from=[1-9][0-9]*\//from=P\//g' \
 	-e 's/ino [0-9]+/ino I/g' \
+	-e 's/inodes \[[0-9 ]*\]/inodes [I]/g' \
 	-e 's/creds=[0-9]+\//creds=PID\//g' \
 	-e 's/cacheinfo=[0-9a-f]+/cacheinfo=C/g' \
 	-e 's/ratio [0-9.]+ over ([0-9]+) pairs \(.*\)$/ratio R over \1 pairs (timings)/' \
