@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
@@ -41,13 +42,31 @@ import (
 // returns to 0. The series' index keeps the socket on mc_list in both
 // modes.
 //
-// A bound member is listed by both walks, so twice (seen on 6.1 and
-// 6.18): sk_hashed() tests sk_node, which netlink sockets never use
-// (netlink_insert() puts nlk->node in an rhashtable), so the second walk
-// skips no one. And a walk of the rhashtable may list a socket twice when
-// the table, shared by every netns, is resized meanwhile
-// (rhashtable_walk_next()'s -EAGAIN). So a bound socket's entries are
-// checked, not counted: at least one, each with its portid and groups.
+// A bound socket is listed once, by the walk of the hash table, with
+// its portid and groups, whether or not it is a member of a group. 6.1,
+// 6.12 and 6.18 list a bound member twice: sk_hashed() tests sk_node,
+// which netlink sockets never use (netlink_insert() puts nlk->node in an
+// rhashtable), so the second walk skips no one. The case reports exactly
+// that as XFAIL: one entry before the entry of m, an unbound member that
+// joined after b (new members go to mc_list's head, so the mc_list walk
+// lists m before b and only that walk lists m), and one after it, both
+// b's own. A walk of the rhashtable also lists a socket twice when the
+// table, shared by every netns, is being resized as the walk reaches its
+// end (__rhashtable_walk_find_next() goes on to future_tbl from its
+// start): entries repeated before m's are that, and the case dumps again
+// (the dump fits one skb, so it is one walk, and a resize runs once per
+// crossing of the table's load limits).
+//
+// 300 bound sockets, listed through a socket that has read nothing (the
+// dump's first part is an skb of about a page, the next ones sized to
+// what it read), come in at least two parts, each socket once. 6.1, 6.12
+// and 6.18 leave out one socket at each boundary inside the hash table's
+// walk: __netlink_diag_dump() stops when sk_diag_fill() finds the skb
+// full, after rhashtable_walk_next() has moved onto that socket, and the
+// next call resumes with rhashtable_walk_next(), past it. The case
+// reports that as XFAIL: at most one missing per boundary, none
+// repeated, every entry right; a listing with repeats (a resize) is
+// taken again through another fresh socket.
 func diagListsUnboundSubscribers(t selftests.T) {
 	s := selftests.NewNS(t, "S")
 	o := selftests.NewNS(t, "O")
@@ -100,14 +119,135 @@ func diagListsUnboundSubscribers(t selftests.T) {
 		t.Errorf("%s (ino %d): listed %d times after its close, want not listed", u, ino, n)
 	}
 
-	// A bound socket is listed whether or not it has groups.
+	// A bound socket is listed once, whether or not it has groups.
 	b := s.Socket("b")
-	expectBoundListed(t, d, b)
+	expectBoundOnce(t, d, b, nil)
 	mustJoin(t, b, unix.RTNLGRP_IPV4_IFADDR)
-	n := expectBoundListed(t, d, b, unix.RTNLGRP_IPV4_IFADDR)
-	t.Logf("%s, bound and a member of a group, is listed %d times", b, n)
+	m := s.Adopt(openSocket(t, s, "m"))
+	mustJoin(t, m, unix.RTNLGRP_LINK)
+	var bugs []string
+	if expectBoundOnce(t, d, b, m, unix.RTNLGRP_IPV4_IFADDR) {
+		bugs = append(bugs, fmt.Sprintf("the socket monitoring dump lists %s, bound and a member of group %d, twice, by the hash table's walk and again by mc_list's: __netlink_diag_dump() skips sk_hashed() sockets there, and netlink sockets are hashed through nlk->node, never sk_node (fix: kernel-fixes/0002-netlink-diag-list-a-bound-multicast-member-once.patch)", b, unix.RTNLGRP_IPV4_IFADDR))
+	}
 	mustLeave(t, b, unix.RTNLGRP_IPV4_IFADDR)
-	expectBoundListed(t, d, b)
+	expectBoundOnce(t, d, b, m)
+
+	// Many bound sockets: the listing comes in several parts, and
+	// lists each of them once.
+	if lost := expectManyBoundOnce(t, selftests.NewNS(t, "K")); lost != "" {
+		bugs = append(bugs, lost)
+	}
+	if len(bugs) > 0 && !t.Failed() {
+		selftests.XFail(t, "kernel bug: "+strings.Join(bugs, "; and "))
+	}
+}
+
+// manyBound is how many bound sockets expectManyBoundOnce lists at once:
+// about 40 bytes of dump each, more than the dump's first part (an skb of
+// about a page) holds.
+const manyBound = 300
+
+// expectManyBoundOnce binds manyBound sockets in n, a netns no socket has
+// joined a group in, and checks that n's socket monitoring dump, in
+// several parts, lists each of its sockets once: the ones it listed
+// before as they were, the new ones as raw NETLINK_ROUTE sockets with
+// their portids and no groups (the lost socket can be any of them). Each
+// dump is read through a socket that has read nothing, whose first part
+// is small. It returns the kernel bug it found instead, described, or "":
+// sockets missing, at most one per part boundary, none repeated, every
+// other entry right.
+func expectManyBoundOnce(t selftests.T, n *selftests.NS) string {
+	t.Helper()
+	want := map[uint32]diagEntry{}
+	for i := 1; len(want) == 0; i++ {
+		before := diagDump(t, freshDiagSocket(t, n, fmt.Sprintf("kbefore%d", i)))
+		for _, e := range before {
+			if before.count(e.ino) != 1 {
+				clear(want)
+				break
+			}
+			want[e.ino] = e
+		}
+		if len(want) == 0 && i == maxDiagDumps {
+			t.Fatalf("netns %s's socket monitoring lists %v in each of %d dumps: want its kernel and control sockets once each", n.Name, before, i)
+		}
+	}
+	for i := range manyBound {
+		raw, err := nlsock.Open(n.NS, unix.NETLINK_ROUTE, fmt.Sprintf("k%d", i))
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		k := n.Adopt(raw)
+		if err := k.Bind(0, 0); err != nil {
+			t.Fatalf("%v", err)
+		}
+		ino := sockIno(t, k)
+		want[ino] = diagEntry{typ: unix.SOCK_RAW, portid: k.Portid(), ino: ino}
+	}
+	for i := 1; ; i++ {
+		d := freshDiagSocket(t, n, fmt.Sprintf("kdiag%d", i))
+		l, parts := diagDumpParts(t, d)
+		v, missing := judgeMany(l, want, parts)
+		switch v {
+		case boundOnce:
+			if parts < 2 {
+				t.Logf("the listing of %d bound sockets came in one part: its continuation was not exercised", manyBound)
+			}
+			return ""
+		case boundLost:
+			t.Logf("%d of %s's %d sockets missing from a listing in %d parts: inodes %v", len(missing), n.Name, len(want), parts, missing)
+			return fmt.Sprintf("the socket monitoring dump of %d bound sockets in %d parts leaves out %d of them, one at most per part boundary: __netlink_diag_dump() resumes the hash table's walk with rhashtable_walk_next(), past the socket that did not fit (fix: kernel-fixes/0003-netlink-diag-do-not-skip-a-socket-at-the-end-of-a-du.patch)", manyBound, parts, len(missing))
+		case boundRepeated:
+			if i < maxDiagDumps {
+				t.Logf("dump %d of the %d bound sockets repeats some (a resize meanwhile): dumping again", i, manyBound)
+				continue
+			}
+			t.Errorf("each of %d dumps of %d bound sockets (%s's socket monitoring) repeats some, want each once: a resize repeats entries only in the walk it overlaps", i, manyBound, n.Name)
+			return ""
+		}
+		t.Errorf("%s's socket monitoring, in %d parts: of %d bound sockets, %d missing %v, or listed wrong; want each once with its portid and no groups", n.Name, parts, manyBound, len(missing), missing)
+		return ""
+	}
+}
+
+// judgeMany says what a listing in parts parts shows of the sockets
+// want (by inode), and which of them it misses.
+func judgeMany(l diagListing, want map[uint32]diagEntry, parts int) (boundVerdict, []uint32) {
+	seen := map[uint32]int{}
+	wrong := false
+	for _, e := range l {
+		w, ok := want[e.ino]
+		if !ok {
+			continue
+		}
+		seen[e.ino]++
+		if !sameEntry(e, w) {
+			wrong = true
+		}
+	}
+	var missing []uint32
+	repeated := false
+	for ino := range want {
+		switch seen[ino] {
+		case 0:
+			missing = append(missing, ino)
+		case 1:
+		default:
+			repeated = true
+		}
+	}
+	slices.Sort(missing)
+	switch {
+	case wrong:
+		return boundWrong, missing
+	case repeated:
+		return boundRepeated, missing
+	case len(missing) == 0:
+		return boundOnce, nil
+	case len(missing) <= parts-1:
+		return boundLost, missing
+	}
+	return boundWrong, missing
 }
 
 // diagSocket opens and binds a NETLINK_SOCK_DIAG socket in n, and SKIPs
@@ -128,12 +268,29 @@ func diagSocket(t selftests.T, n *selftests.NS, name string) *selftests.Sock {
 	}
 	sock := n.Adopt(s)
 	sendDiagRequest(t, sock)
-	_, errno := readDiagDump(t, sock)
+	_, _, errno := readDiagDump(t, sock)
 	if errno == unix.ENOENT {
 		t.Skipf("the kernel has no netlink socket monitoring (CONFIG_NETLINK_DIAG): SOCK_DIAG_BY_FAMILY for AF_NETLINK is ENOENT")
 	}
 	if errno != 0 {
 		t.Fatalf("%s: SOCK_DIAG_BY_FAMILY dump for AF_NETLINK: %v", sock, errno)
+	}
+	return sock
+}
+
+// freshDiagSocket opens and binds a NETLINK_SOCK_DIAG socket in n that
+// has read nothing yet: the first part of its next dump is an skb of
+// about a page (netlink_dump() sizes later ones to what it has read).
+// diagSocket has shown that the kernel has socket monitoring.
+func freshDiagSocket(t selftests.T, n *selftests.NS, name string) *selftests.Sock {
+	t.Helper()
+	s, err := nlsock.Open(n.NS, unix.NETLINK_SOCK_DIAG, name)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	sock := n.Adopt(s)
+	if err := sock.Bind(0, 0); err != nil {
+		t.Fatalf("%v", err)
 	}
 	return sock
 }
@@ -206,17 +363,25 @@ func sendDiagRequest(t selftests.T, d *selftests.Sock) uint32 {
 // diagDump lists, through d, the NETLINK_ROUTE sockets of d's netns.
 func diagDump(t selftests.T, d *selftests.Sock) diagListing {
 	t.Helper()
-	seq := sendDiagRequest(t, d)
-	l, errno := readDiagDump(t, d)
-	if errno != 0 {
-		t.Fatalf("%s: %s (seq %d): %v", d, diagReplyPrefix, seq, errno)
-	}
+	l, _ := diagDumpParts(t, d)
 	return l
 }
 
-// readDiagDump reads a whole dump on d: its entries, or the errno of an
-// NLMSG_ERROR that answered the request instead.
-func readDiagDump(t selftests.T, d *selftests.Sock) (diagListing, unix.Errno) {
+// diagDumpParts is diagDump, and says in how many datagrams it came.
+func diagDumpParts(t selftests.T, d *selftests.Sock) (diagListing, int) {
+	t.Helper()
+	seq := sendDiagRequest(t, d)
+	l, parts, errno := readDiagDump(t, d)
+	if errno != 0 {
+		t.Fatalf("%s: %s (seq %d): %v", d, diagReplyPrefix, seq, errno)
+	}
+	return l, parts
+}
+
+// readDiagDump reads a whole dump on d: its entries and the datagrams
+// they came in, or the errno of an NLMSG_ERROR that answered the request
+// instead.
+func readDiagDump(t selftests.T, d *selftests.Sock) (diagListing, int, unix.Errno) {
 	t.Helper()
 	var l diagListing
 	for part := 1; ; part++ {
@@ -235,7 +400,7 @@ func readDiagDump(t selftests.T, d *selftests.Sock) (diagListing, unix.Errno) {
 			if e <= 0 {
 				t.Fatalf("%s: %s: NLMSG_ERROR %d, want a dump or an error", d, diagReplyPrefix, -e)
 			}
-			return nil, unix.Errno(e)
+			return nil, 0, unix.Errno(e)
 		}
 		checkDumpPart(t, d, diagReplyPrefix, dg, dg.Msgs[0].Header.Sequence)
 		for i, m := range dg.Msgs {
@@ -244,7 +409,7 @@ func readDiagDump(t selftests.T, d *selftests.Sock) (diagListing, unix.Errno) {
 				if i != len(dg.Msgs)-1 {
 					t.Fatalf("%s: %s: NLMSG_DONE is message %d of %d", d, diagReplyPrefix, i+1, len(dg.Msgs))
 				}
-				return l, 0
+				return l, part, 0
 			case unix.SOCK_DIAG_BY_FAMILY:
 				e, err := parseDiagEntry(m.Data)
 				if err != nil {
@@ -314,20 +479,110 @@ func expectListed(t selftests.T, d *selftests.Sock, s *selftests.Sock, listed bo
 	checkEntry(t, s, got[0], portid, want)
 }
 
-// expectBoundListed checks that d's dump lists s, a bound socket, at
-// least once, and every time with its portid and the groups want, and
-// returns how many times.
-func expectBoundListed(t selftests.T, d *selftests.Sock, s *selftests.Sock, want ...uint32) int {
+// maxDiagDumps bounds the dumps expectBoundOnce takes to find one whose
+// walk of the hash table ran without a resize of the table.
+const maxDiagDumps = 10
+
+// boundVerdict is what a dump says of a bound socket's entries.
+type boundVerdict int
+
+const (
+	boundOnce     boundVerdict = iota // one entry, the hash table walk's, as expected
+	boundRepeated                     // the hash table walk's repeated: a resize meanwhile; dump again
+	boundTwice                        // the kernel bug: once by each walk, both as expected
+	boundLost                         // sockets missing, one at most per part boundary: the kernel bug of a dump in parts
+	boundWrong                        // anything else
+)
+
+// boundEntries are a bound socket's entries in a dump: those before the
+// entry of a marker, an unbound member only the mc_list walk lists (the
+// hash table walk's), and those after it (the mc_list walk's).
+type boundEntries struct{ byHash, byMCList []diagEntry }
+
+// splitAtMarker finds the entries of ino in l, split at the one entry
+// of marker (0: no marker, every entry is the hash table walk's).
+func (l diagListing) splitAtMarker(ino, marker uint32) (boundEntries, error) {
+	var b boundEntries
+	if marker != 0 && l.count(marker) != 1 {
+		return b, fmt.Errorf("the marker (ino %d) is listed %d times, want once", marker, l.count(marker))
+	}
+	afterMarker := false
+	for _, e := range l {
+		switch {
+		case marker != 0 && e.ino == marker:
+			afterMarker = true
+		case e.ino != ino:
+		case afterMarker:
+			b.byMCList = append(b.byMCList, e)
+		default:
+			b.byHash = append(b.byHash, e)
+		}
+	}
+	return b, nil
+}
+
+// judgeBound says what b shows of a bound socket whose one entry should
+// be want.
+func judgeBound(b boundEntries, want diagEntry) boundVerdict {
+	for _, e := range slices.Concat(b.byHash, b.byMCList) {
+		if !sameEntry(e, want) {
+			return boundWrong
+		}
+	}
+	switch {
+	case len(b.byHash) > 1 && len(b.byMCList) <= 1:
+		return boundRepeated
+	case len(b.byHash) == 1 && len(b.byMCList) == 0:
+		return boundOnce
+	case len(b.byHash) == 1 && len(b.byMCList) == 1:
+		return boundTwice
+	}
+	return boundWrong
+}
+
+func sameEntry(a, b diagEntry) bool {
+	return a.typ == b.typ && a.portid == b.portid && a.ino == b.ino && slices.Equal(a.groups, b.groups)
+}
+
+// expectBoundOnce checks that d's dump lists s, a bound socket, once,
+// a raw NETLINK_ROUTE socket with its portid and the groups want, and
+// says whether it found the kernel bug instead: s listed once more, the
+// same, after marker's entry (nil: no marker; s has no group then).
+func expectBoundOnce(t selftests.T, d, s, marker *selftests.Sock, want ...uint32) (twice bool) {
 	t.Helper()
 	ino := sockIno(t, s)
-	got := diagDump(t, d).entries(ino)
-	if len(got) == 0 {
-		t.Errorf("%s (ino %d, portid %d): not listed by %s's socket monitoring, want listed: it is bound", s, ino, s.Portid(), d.NS().Name)
+	var markerIno uint32
+	if marker != nil {
+		markerIno = sockIno(t, marker)
 	}
-	for _, e := range got {
-		checkEntry(t, s, e, s.Portid(), want)
+	exp := diagEntry{typ: unix.SOCK_RAW, portid: s.Portid(), ino: ino, groups: want}
+	for i := 1; ; i++ {
+		b, err := diagDump(t, d).splitAtMarker(ino, markerIno)
+		if err != nil {
+			t.Errorf("%s's socket monitoring dump: %v", d.NS().Name, err)
+			return false
+		}
+		switch judgeBound(b, exp) {
+		case boundOnce:
+			return false
+		case boundTwice:
+			t.Logf("%s (ino %d): listed twice, before and after %s's entry: %v, %v", s, ino, marker, b.byHash[0], b.byMCList[0])
+			return true
+		case boundRepeated:
+			if i < maxDiagDumps {
+				t.Logf("%s (ino %d): dump %d lists it %d times by the hash table's walk (a resize meanwhile): dumping again", s, ino, i, len(b.byHash))
+				continue
+			}
+			t.Errorf("%s (ino %d): listed %d times by the hash table's walk in each of %d dumps, want once (a resize repeats entries only in the walk it overlaps): %v", s, ino, len(b.byHash), i, b.byHash)
+			return false
+		}
+		if marker == nil {
+			t.Errorf("%s (ino %d): listed by %s's socket monitoring as %v, want once: %v", s, ino, d.NS().Name, b.byHash, exp)
+		} else {
+			t.Errorf("%s (ino %d): listed by %s's socket monitoring as %v before %s's entry and %v after it, want once before it: %v", s, ino, d.NS().Name, b.byHash, marker, b.byMCList, exp)
+		}
+		return false
 	}
-	return len(got)
 }
 
 func checkEntry(t selftests.T, s *selftests.Sock, e diagEntry, portid uint32, want []uint32) {
