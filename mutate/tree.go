@@ -45,9 +45,11 @@ func abs(p string) string {
 
 func (t kernelTree) image() string { return filepath.Join(t.build, "arch/x86/boot/bzImage") }
 
-// version is the tree's kernel version (make kernelversion).
+// version is the tree's kernel version (make kernelversion), with no
+// "make[1]: Entering directory" lines: run from a make (make test), the
+// child inherits MAKELEVEL and would print them, so it is told not to.
 func (t kernelTree) version() string {
-	out, err := exec.Command("make", "-s", "-C", t.src, "kernelversion").Output()
+	out, err := exec.Command("make", "-s", "--no-print-directory", "-C", t.src, "kernelversion").Output()
 	if err != nil {
 		return "unknown"
 	}
