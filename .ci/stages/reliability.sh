@@ -30,7 +30,9 @@ stage_reliability() {
 	cp "$WORK/rel-sem" "$WORK/rel-$SEM"
 	for p in $SEM $SW $ST $BE $FRR; do
 		bin=$WORK/rel-$p
-		"$bin" -h 2>"$L/$p-help.txt" || fail "$p -h: exit $?"
+		# -h is the output asked for: stdout, exit 0, nothing on stderr.
+		"$bin" -h >"$L/$p-help.txt" 2>"$L/$p-help.err" || fail "$p -h: exit $?"
+		[ ! -s "$L/$p-help.err" ] || fail "$p -h wrote to stderr: $(head -1 "$L/$p-help.err")"
 		for f in -l -t -v -deadline -j; do
 			grep -qE "^  $f( |$)" "$L/$p-help.txt" || fail "$p -h does not list the shared flag $f"
 		done
