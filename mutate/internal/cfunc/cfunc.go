@@ -11,77 +11,14 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"nlmcast/internal/cmask"
 )
 
 // Mask returns src with every comment, string literal, character literal
 // and preprocessor line (with its continuations) replaced by spaces. Newlines
 // are kept, so byte offsets and line numbers are src's.
-func Mask(src []byte) []byte { return mask(src, true) }
-
-// mask blanks comments and literals, and preprocessor lines when
-// directives is set.
-func mask(src []byte, directives bool) []byte {
-	out := make([]byte, len(src))
-	copy(out, src)
-	blank := func(i int) {
-		if out[i] != '\n' {
-			out[i] = ' '
-		}
-	}
-	lineStart := true
-	for i := 0; i < len(src); {
-		c := src[i]
-		switch {
-		case lineStart && (c == ' ' || c == '\t'):
-			i++
-			continue
-		case lineStart && c == '#' && directives:
-			// A directive runs to an unescaped newline.
-			for i < len(src) && !(src[i] == '\n' && (i == 0 || src[i-1] != '\\')) {
-				blank(i)
-				i++
-			}
-			continue
-		case c == '/' && i+1 < len(src) && src[i+1] == '*':
-			end := strings.Index(string(src[i+2:]), "*/")
-			stop := len(src)
-			if end >= 0 {
-				stop = i + 2 + end + 2
-			}
-			for ; i < stop; i++ {
-				blank(i)
-			}
-			lineStart = false
-			continue
-		case c == '/' && i+1 < len(src) && src[i+1] == '/':
-			for i < len(src) && src[i] != '\n' {
-				blank(i)
-				i++
-			}
-			continue
-		case c == '"' || c == '\'':
-			blank(i)
-			i++
-			for i < len(src) && src[i] != c && src[i] != '\n' {
-				if src[i] == '\\' && i+1 < len(src) {
-					blank(i)
-					i++
-				}
-				blank(i)
-				i++
-			}
-			if i < len(src) && src[i] == c {
-				blank(i)
-				i++
-			}
-			lineStart = false
-			continue
-		}
-		lineStart = c == '\n'
-		i++
-	}
-	return out
-}
+func Mask(src []byte) []byte { return cmask.Blank(src, true) }
 
 // Func is one function definition.
 type Func struct {
@@ -188,7 +125,7 @@ func FindMacro(src []byte, name string) (Func, error) {
 // (comments and literals in it stay blank, and so do the line
 // continuations' backslashes), so that Sites finds the sites in it.
 func macroMasked(src, masked []byte, f Func) []byte {
-	code := mask(src, false)
+	code := cmask.Blank(src, false)
 	out := append([]byte(nil), masked...)
 	for i := f.BodyStart + 1; i < f.BodyEnd && i < len(out); i++ {
 		out[i] = code[i]

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"nlmcast/internal/cmask"
 )
 
 // blankNonCode returns src with comments, string and character literals
@@ -13,66 +15,7 @@ import (
 // newlines kept: what is left is the code the compiler sees of every
 // #if branch at once, so a function defined only under some config is
 // found as well.
-func blankNonCode(src string) string {
-	out := []byte(src)
-	blank := func(i int) {
-		if out[i] != '\n' {
-			out[i] = ' '
-		}
-	}
-	atLineStart := true
-	for i := 0; i < len(src); {
-		c := src[i]
-		switch {
-		case atLineStart && (c == ' ' || c == '\t'):
-			i++
-			continue
-		case atLineStart && c == '#':
-			for i < len(src) && !(src[i] == '\n' && src[i-1] != '\\') {
-				blank(i)
-				i++
-			}
-			continue
-		case strings.HasPrefix(src[i:], "/*"):
-			end := strings.Index(src[i+2:], "*/")
-			stop := len(src)
-			if end >= 0 {
-				stop = i + 2 + end + 2
-			}
-			for ; i < stop; i++ {
-				blank(i)
-			}
-			atLineStart = false
-			continue
-		case strings.HasPrefix(src[i:], "//"):
-			for i < len(src) && src[i] != '\n' {
-				blank(i)
-				i++
-			}
-			continue
-		case c == '"' || c == '\'':
-			blank(i)
-			i++
-			for i < len(src) && src[i] != c && src[i] != '\n' {
-				if src[i] == '\\' && i+1 < len(src) {
-					blank(i)
-					i++
-				}
-				blank(i)
-				i++
-			}
-			if i < len(src) && src[i] == c {
-				blank(i)
-				i++
-			}
-			atLineStart = false
-			continue
-		}
-		atLineStart = c == '\n'
-		i++
-	}
-	return string(out)
-}
+func blankNonCode(src string) string { return string(cmask.Blank([]byte(src), true)) }
 
 // trailingIdent is the identifier that ends a string, after spaces.
 var trailingIdent = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)\s*$`)
