@@ -131,11 +131,15 @@ exit 0
 	}
 }
 
-// Every boot tier knows a hang after the same -silence; only the stress
-// program's tiers, whose modes print only when they end, wait longer.
+// Every tier knows a hang after the same -silence, the stress program's
+// too: its modes print a progress line every 10 s.
 func TestSilenceIsTheSameOnEveryBootTier(t *testing.T) {
-	o := runOptions{tiers: []string{"base", "pattern", "debug"}, patternBuild: "/p", debugBuild: "/d", progTimeout: time.Minute, silence: time.Minute}
-	for _, p := range tierPlans(o, toolsIn("/b")) {
+	o := runOptions{tiers: []string{"base", "pattern", "debug", "stress", "fault"}, patternBuild: "/p", debugBuild: "/d", faultBuild: "/f", progTimeout: time.Minute, silence: time.Minute}
+	plans := tierPlans(o, toolsIn("/b"))
+	if len(plans) != 5 {
+		t.Fatalf("%d tier plans, want 5", len(plans))
+	}
+	for _, p := range plans {
 		if p.plan.silence != time.Minute {
 			t.Errorf("%s tier: hung after %v of silence, want 1m0s", p.name, p.plan.silence)
 		}

@@ -315,7 +315,10 @@ func tierPlans(o runOptions, tl tools) []tierPlan {
 		p.args = []string{"-prog-timeout", "900s", "-append", cmdline,
 			"-prog-args", filepath.Base(tl.stress) + "=" + o.stressArgs + " -t " + strings.ReplaceAll(modes, ",", " -t ")}
 		p.limit = 20 * time.Minute
-		p.silence = 10 * time.Minute // a mode prints only when it ends
+		// The same silence as the other tiers: a mode prints a progress
+		// line every 10 s while it sets up, runs, judges and closes, and
+		// the program says so while the kernel tears its namespaces down.
+		p.silence = o.silence
 		return p
 	}
 	if o.icount {

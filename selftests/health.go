@@ -237,7 +237,7 @@ func (h *health) note() string {
 // (of the case that just ended), so that a report from their teardown is
 // read before the case is judged. It returns what kept it from being
 // sure, or "".
-func (h *health) settle() string {
+func (h *health) settle(w *ktap.Writer, who string) string {
 	if h.witness == nil {
 		return ""
 	}
@@ -245,11 +245,36 @@ func (h *health) settle() string {
 	if Interrupted() {
 		deadline = interruptedTeardownDeadline
 	}
-	if err := h.witness.Wait(deadline); err != nil {
+	// A slow teardown (hundreds of namespaces on a debug kernel) is said
+	// as it goes: the program is waiting, not stuck.
+	start := time.Now()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(settleNoteEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				w.Diag("%s: waiting for the kernel to tear down its namespaces, %.0fs so far (at most %v)", who, time.Since(start).Seconds(), deadline)
+			}
+		}
+	}()
+	err := h.witness.Wait(deadline)
+	close(done)
+	wg.Wait()
+	if err != nil {
 		return fmt.Sprintf("waiting for the kernel to tear down the case's namespaces: %v", err)
 	}
 	return ""
 }
+
+// settleNoteEvery is how often a wait for namespaces' teardown says so.
+const settleNoteEvery = 15 * time.Second
 
 // forget stops waiting for the namespaces of a case the program abandoned
 // (it may still hold them) and says so.
@@ -282,7 +307,7 @@ func judge(w *ktap.Writer, name string, reps []kmsg.Report, beside []string, res
 func (h *health) finish(w *ktap.Writer) {
 	defer h.close()
 	current.Store("after the last case")
-	if msg := h.settle(); msg != "" {
+	if msg := h.settle(w, "after the last case"); msg != "" {
 		w.Diag("%s", msg)
 		if !Interrupted() {
 			w.BailOut("the kernel did not finish tearing down the cases' namespaces")

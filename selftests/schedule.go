@@ -59,7 +59,7 @@ func runAlone(s Suite, c Case, w *ktap.Writer, opt options, h *health) {
 		h.forget(w, c.Name)
 	}
 	if c.Settle {
-		if msg := h.settle(); msg != "" {
+		if msg := h.settle(w, c.Name); msg != "" {
 			w.Diag("%s: %s", c.Name, msg)
 			if o.res != ktap.Fail {
 				o.res, o.reason = ktap.Fail, "its namespaces were not torn down"

@@ -190,10 +190,15 @@ func runModeCase(t selftests.T, m mode) {
 		cycles = cfg.switchCycles
 	}
 	t.Logf("%s; %d senders, %s, %d cycles per batch", m.about, cfg.senders, cfg.duration, cycles)
-	out := runMode(ctx, cfg, m, sw, cpus, writer, inj)
+	prog := newProgress("starting")
+	stopProgress := prog.every(cfg.progressEvery, func(l string) { t.Logf("%s", l) })
+	defer stopProgress() // also when the mode ends in a Fatalf
+	out := runMode(ctx, cfg, m, sw, cpus, writer, inj, prog)
 	if slab != nil && !out.report.Interrupted {
+		prog.set("reading failslab's and kmemleak's findings")
 		afterFaults(t, &out, slab, leaks)
 	}
+	stopProgress()
 	out.report.Problems = len(out.problems)
 	out.report.Checks = out.verdict()
 	out.report.Shortfalls = out.shortfalls
@@ -321,6 +326,7 @@ func (c *config) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.cycles, "cycles", 4, "event cycles per batch (address add, route replace, stats switch, address delete each)")
 	fs.IntVar(&c.switchCycles, "switch-cycles", 16, "event cycles per batch in the modes that flip the switch: batches long enough that the writer flips while most of them are in the kernel, even on an emulated CPU that the host deschedules for tens of milliseconds")
 	fs.IntVar(&c.idle, "idle", 256, "idle subscribers in foreign namespaces (they make every walk of the global list long)")
+	fs.DurationVar(&c.progressEvery, "progress", 10*time.Second, "how often a running mode prints a progress line (its phase, batches and switch writes), so that a slow mode is not taken for a stuck one; 0: never")
 	fs.DurationVar(&c.nsPace, "netns-pace", 50*time.Millisecond, "at most one churn namespace per this interval")
 	fs.BoolVar(&c.injectDup, "inject-duplicate", false, "SELF-TEST of the checker: halfway through each mode, multicast one duplicate of a message S0 caused; the mode must fail")
 	fs.BoolVar(&c.injectWarning, "inject-warning", false, "SELF-TEST of the kernel watch: halfway through each mode, write a WARNING line to /dev/kmsg; the mode must fail (VMs only: other watchers of the kernel log see it too)")

@@ -29,6 +29,7 @@ type config struct {
 	switchCycles  int // cycles per batch in the modes that flip the switch
 	idle          int
 	nsPace        time.Duration
+	progressEvery time.Duration // a progress line this often; 0: none
 	injectDup     bool
 	injectWarning bool
 	// injectTeardownWarning writes the WARNING once the mode has released
@@ -99,9 +100,9 @@ func (o *outcome) verdict() string {
 // cfg.duration; then it judges every receiver. cpus are the CPUs the
 // senders are pinned to, one each, and writerCPU the switch writer's. inj
 // is the fault modes' failure injection (nil otherwise).
-func runMode(ctx context.Context, cfg config, m mode, sw *mcswitch.Switch, cpus []int, writerCPU int, inj injector) (out outcome) {
+func runMode(ctx context.Context, cfg config, m mode, sw *mcswitch.Switch, cpus []int, writerCPU int, inj injector, prog *progress) (out outcome) {
 	out.report.Mode = m.name
-	t := &topology{cfg: cfg, faults: inj != nil}
+	t := &topology{cfg: cfg, faults: inj != nil, progress: prog}
 	if m.flipping() {
 		t.cfg.cycles = cfg.switchCycles
 	}
@@ -124,8 +125,10 @@ func runMode(ctx context.Context, cfg config, m mode, sw *mcswitch.Switch, cpus 
 				out.notes = append(out.notes, "self-test: a WARNING line goes to /dev/kmsg when the kernel tears "+t.senders[0].name+" down")
 			}
 		}
+		prog.set("closing its sockets and namespaces")
 		t.close()
 	}()
+	prog.set("setting up its namespaces and sockets")
 	if err := t.build(cpus); err != nil {
 		out.fail("setup: %v", err)
 		return out
@@ -149,6 +152,7 @@ func runMode(ctx context.Context, cfg config, m mode, sw *mcswitch.Switch, cpus 
 	if ctx.Err() != nil {
 		out.report.Interrupted = true
 	}
+	prog.set("judging what every receiver got")
 	t.judge(&out)
 	if sw != nil && !m.flipping() {
 		if v, err := sw.Read(); err != nil || v != m.value {
@@ -236,6 +240,11 @@ func (t *topology) run(ctx context.Context, out *outcome, sw *mcswitch.Switch, w
 	defer stop()
 	var writes atomic.Int64
 	flipping := out.report.Switch == "flipping"
+	if flipping {
+		t.progress.running(t.senders, &writes)
+	} else {
+		t.progress.running(t.senders, nil)
+	}
 	go t.monitor(runCtx, stop, &writes, flipping)
 	var mu sync.Mutex
 	note := func(f string, a ...any) {

@@ -48,6 +48,7 @@ type topology struct {
 	cleanups []func()
 	// writeTimes is what the switch writer's writes took (switch mode).
 	writeTimes writeTimes
+	progress   *progress // what the mode's progress lines say; may be nil
 }
 
 // stableOf returns the first stable receiver of kind, or nil.
