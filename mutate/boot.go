@@ -275,7 +275,34 @@ func classifyFailure(errText string, exit int, program string, programFailed []s
 			return statusUnexplained, step, norm(vmtestLine)
 		}
 	}
+	if what, ok := guestInitFailure(lines); ok && exit == 1 {
+		// The guest's /init stopped at a step of its own setup and said
+		// why (a mutant that breaks the netlink replies /init reads to
+		// bring lo up): the guest failed, not the host.
+		step, _, _ := strings.Cut(what, ": ")
+		return statusUnexplained, "guest /init: " + norm(step), norm(what)
+	}
 	return statusError, "", vmtestLine
+}
+
+// guestInitFailure returns the last line the guest's /init printed for
+// the host ("nlmc-vmtest: bring lo up in netns init: ...") that is not
+// one of its routine markers: the error it stopped on.
+func guestInitFailure(lines []string) (string, bool) {
+	for i := len(lines) - 1; i >= 0; i-- {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(lines[i]), "nlmc-vmtest: ")
+		if !ok {
+			continue
+		}
+		routine := false
+		for _, p := range []string{"init started", "exit=", "taint=", "kmemleak", "no leak check", "no wait for"} {
+			routine = routine || strings.HasPrefix(rest, p)
+		}
+		if !routine && rest != "" {
+			return rest, true
+		}
+	}
+	return "", false
 }
 
 // bootTwice boots once, and again where one boot cannot decide: a host

@@ -32,6 +32,10 @@ func TestClassifyFailure(t *testing.T) {
 		{"no tap", "vmtest: guest /init started but could not open its TAP channel /dev/ttyS1 (QEMU exited)\n", 1, "", nil, statusUnexplained, "open the TAP channel"},
 		{"stopped", "vmtest: guest /init stopped without reporting an exit status (QEMU exited)\n", 1, "netlink_mcast_semantics", nil, statusUnexplained, "after program netlink_mcast_semantics"},
 		{"program failed", "", 1, "netlink_mcast_switch", []string{"not ok 2 selftests: netlink_mcast: netlink_mcast_switch # exit=2"}, statusUnexplained, "program netlink_mcast_switch"},
+		// The guest's /init stopped at its own setup: before, this was
+		// taken for the host's failure and the mutant never counted.
+		{"init setup", "nlmc-vmtest: init started\nnlmc-vmtest: bring lo up in netns init: RTM_NEWLINK ifindex 1 up=true: socket \"ctl\" in netns init: recvmsg: msg_name: msg_namelen 0, want 12 (struct sockaddr_nl)\n", 1, "", nil, statusUnexplained, "guest /init: bring lo up in netns init"},
+		{"init markers only", "nlmc-vmtest: init started\nnlmc-vmtest: kmemleak scan 1 of 2 after x\nnlmc-vmtest: no leak check: none\n", 1, "", nil, statusError, ""},
 	} {
 		status, step, msg := classifyFailure(tc.stderr, tc.exit, tc.program, tc.progFailed)
 		if status != tc.status || step != tc.step {
