@@ -194,6 +194,20 @@ func (s *Socket) Option(opt int) (int, error) {
 	return int(int32(binary.NativeEndian.Uint32(buf))), nil
 }
 
+// KernelProtocol reads the protocol the kernel gave the socket
+// (SOL_SOCKET SO_PROTOCOL), which is not always the one asked for.
+func (s *Socket) KernelProtocol() (int, error) {
+	buf := make([]byte, 4)
+	n, err := getsockopt(s.fd, unix.SOL_SOCKET, unix.SO_PROTOCOL, buf)
+	if err != nil {
+		return 0, s.wrap("getsockopt(SO_PROTOCOL)", err)
+	}
+	if n != len(buf) {
+		return 0, fmt.Errorf("%s: getsockopt(SO_PROTOCOL): optlen %d, want %d (an int)", s, n, len(buf))
+	}
+	return int(int32(binary.NativeEndian.Uint32(buf))), nil
+}
+
 // PktInfo reports whether NETLINK_PKTINFO was enabled through SetOption.
 func (s *Socket) PktInfo() bool { return s.pktinfo }
 
