@@ -259,6 +259,13 @@ func (s *Socket) OptionAt(opt int, optval, optlen uintptr) error {
 	return getsockoptRaw(s.fd, unix.SOL_NETLINK, opt, optval, optlen)
 }
 
+// SetOptionAt is setsockopt(SOL_NETLINK, opt) with optval the address
+// given, which may be one the process cannot read (for the EFAULT it must
+// give), and optlen bytes: the call's error bare.
+func (s *Socket) SetOptionAt(opt int, optval uintptr, optlen int) error {
+	return setsockoptRaw(s.fd, unix.SOL_NETLINK, opt, optval, uintptr(optlen))
+}
+
 // OptionInto is getsockopt(SOL_NETLINK, opt) into buf, exactly as long as
 // given: the length the kernel reported, or its error bare.
 func (s *Socket) OptionInto(opt int, buf []byte) (int, error) {

@@ -46,6 +46,13 @@ func getsockoptRaw(fd, level, opt int, optval, optlen uintptr) error {
 		optval, optlen, 0))
 }
 
+// setsockoptRaw is setsockopt(2) with optval an address and optlen a
+// length, held to the system call's contract: 0 on success.
+func setsockoptRaw(fd, level, opt int, optval, optlen uintptr) error {
+	return syscallResult(unix.Syscall6(unix.SYS_SETSOCKOPT, uintptr(fd), uintptr(level), uintptr(opt),
+		optval, optlen, 0))
+}
+
 // setsockoptInt is setsockopt(2) of an int option, held to the system
 // call's contract: 0 on success.
 func setsockoptInt(fd, level, opt, val int) error {

@@ -28,15 +28,19 @@ var readBackFlags = []int{
 // ENOPROTOOPT. NETLINK_LIST_MEMBERSHIPS with optlen 0 writes nothing and
 // reports the bytes the groups take, what a full read reports; into a
 // buffer the process cannot write it fails with EFAULT, and so does any
-// read whose optlen the process can read but not write.
+// read whose optlen the process can read but not write, or cannot read,
+// and any setsockopt whose value it cannot read (the option unchanged).
 //
-// Kernel: netlink_getsockopt(): flag = NETLINK_F_...; if (len <
+// Kernel: netlink_getsockopt(): if (get_user(len, optlen)) return
+// -EFAULT; flag = NETLINK_F_...; if (len <
 // sizeof(int)) return -EINVAL; len = sizeof(int); val = test_bit(flag,
 // &nlk->flags); put_user(len, optlen); copy_to_user(optval, &val, len);
 // default: return -ENOPROTOOPT; NETLINK_LIST_MEMBERSHIPS: if (len < 0)
 // return -EINVAL; for each u32 that fits: if (put_user(...)) { err =
 // -EFAULT; break; }; put_user(ALIGN(BITS_TO_BYTES(nlk->ngroups),
-// sizeof(u32)), optlen) else err = -EFAULT; return err; netlink_setsockopt(): nr =
+// sizeof(u32)), optlen) else err = -EFAULT; return err; netlink_setsockopt():
+// if (optlen >= sizeof(int) && copy_from_sockptr(&val, optval,
+// sizeof(val))) return -EFAULT; nr =
 // NETLINK_F_...; assign_bit(nr, &nlk->flags, val).
 func optionsReadBack(t selftests.T) {
 	s := selftests.NewNS(t, "S")
@@ -88,6 +92,41 @@ func optionsReadBack(t selftests.T) {
 		t.Errorf("%s: NETLINK_LIST_MEMBERSHIPS into %d bytes the process cannot write: %d, %v; want EFAULT", k, size, n, err)
 	}
 	expectOptlenFault(t, k, size)
+	expectMemberships(t, k, unix.RTNLGRP_IPV4_IFADDR)
+	expectUnreadableFault(t, k, size)
+}
+
+// expectUnreadableFault: a getsockopt whose optlen, or a setsockopt whose
+// 4-byte optval, the kernel cannot read fails with EFAULT and changes
+// nothing: no value is written, a set flag stays set, the memberships
+// stay as they were. (Going on would use a length or value the kernel
+// never read: get_user() and copy_from_user() leave zeroes behind a
+// fault, which would clear a flag or ask for group 0.)
+func expectUnreadableFault(t selftests.T, k *selftests.Sock, size int) {
+	t.Helper()
+	page, err := unix.Mmap(-1, 0, unix.Getpagesize(), unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		t.Fatalf("mmap(PROT_NONE): %v", err)
+	}
+	defer unix.Munmap(page)
+	unreadable := uintptr(unsafe.Pointer(&page[0]))
+	val := bytes.Repeat([]byte{0xa5}, 4)
+	if err := k.OptionAt(unix.NETLINK_PKTINFO, uintptr(unsafe.Pointer(&val[0])), unreadable); !errors.Is(err, unix.EFAULT) || !bytes.Equal(val, []byte{0xa5, 0xa5, 0xa5, 0xa5}) {
+		t.Errorf("%s: getsockopt(NETLINK_PKTINFO) with an optlen the process cannot read: %v, value % x; want EFAULT and the value not written", k, err, val)
+	}
+	groups := bytes.Repeat([]byte{0xa5}, size)
+	if err := k.OptionAt(unix.NETLINK_LIST_MEMBERSHIPS, uintptr(unsafe.Pointer(&groups[0])), unreadable); !errors.Is(err, unix.EFAULT) || !bytes.Equal(groups, bytes.Repeat([]byte{0xa5}, size)) {
+		t.Errorf("%s: NETLINK_LIST_MEMBERSHIPS with an optlen the process cannot read: %v, groups % x; want EFAULT and nothing written", k, err, groups)
+	}
+	k.SetFlag(unix.NETLINK_PKTINFO, true)
+	if err := k.SetOptionAt(unix.NETLINK_PKTINFO, unreadable, 4); !errors.Is(err, unix.EFAULT) {
+		t.Errorf("%s: setsockopt(NETLINK_PKTINFO) from 4 bytes the process cannot read: %v; want EFAULT", k, err)
+	}
+	expectOption(t, k, unix.NETLINK_PKTINFO, 1)
+	k.SetFlag(unix.NETLINK_PKTINFO, false)
+	if err := k.SetOptionAt(unix.NETLINK_ADD_MEMBERSHIP, unreadable, 4); !errors.Is(err, unix.EFAULT) {
+		t.Errorf("%s: setsockopt(NETLINK_ADD_MEMBERSHIP) from 4 bytes the process cannot read: %v; want EFAULT", k, err)
+	}
 	expectMemberships(t, k, unix.RTNLGRP_IPV4_IFADDR)
 }
 

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"nlmcast/selftests"
+	"nlmcast/selftests/nlsock"
 )
 
 // otherProtocolUsersockUnaffected: NETLINK_USERSOCK multicast follows the
@@ -27,13 +28,20 @@ import (
 //     must not rely on this quirk (they send to a real portid); the case
 //     asserts it because the kernel has always behaved so and a change
 //     to the walk must not alter it.
+//  3. NETLINK_USERSOCK lets anyone send to a group but not listen to one
+//     (NL_CFG_F_NONROOT_SEND without NL_CFG_F_NONROOT_RECV): from a
+//     thread without CAP_NET_ADMIN, bind() with group 1 and
+//     NETLINK_ADD_MEMBERSHIP of group 1 are EPERM, and the socket `u`
+//     stays in no group; with it, the same join succeeds.
 //
 // Kernel: netlink_add_usersock_entry() (groups = 32, NL_CFG_F_NONROOT_SEND);
 // netlink_getsockopt(NETLINK_LIST_MEMBERSHIPS): for (pos = 0; pos * 8 <
 // nlk->ngroups; pos += sizeof(u32)), optlen = ALIGN(BITS_TO_BYTES(ngroups), 4);
 // netlink_sendmsg(): netlink_broadcast() before netlink_unicast(), whose
 // netlink_getsockbyportid() gives -ECONNREFUSED for an unknown portid;
-// do_one_broadcast() as for every protocol.
+// do_one_broadcast() as for every protocol; netlink_bind(): if (groups)
+// { if (!netlink_allowed(sock, NL_CFG_F_NONROOT_RECV)) return -EPERM; },
+// and the same test in netlink_setsockopt()'s NETLINK_ADD_MEMBERSHIP.
 func otherProtocolUsersockUnaffected(t selftests.T) {
 	s, f, o := selftests.NewNS(t, "S"), selftests.NewNS(t, "F"), selftests.NewNS(t, "O")
 	f.Map(s, 7)
@@ -73,4 +81,24 @@ func otherProtocolUsersockUnaffected(t selftests.T) {
 	uf.Expect()
 	ufa.Expect(m.NSID(7))
 	uoa.Expect()
+
+	// 3.
+	u := s.Socket("u", usersock)
+	var bindErr, joinErr error
+	if err := selftests.WithoutCapability(unix.CAP_NET_ADMIN, func() error {
+		bindErr = u.Bind(u.Portid(), nlsock.GroupMask(group))
+		joinErr = u.Join(group)
+		return nil
+	}); err != nil {
+		t.Fatalf("%v", err)
+	}
+	if !errors.Is(bindErr, unix.EPERM) {
+		t.Errorf("%s: bind() to NETLINK_USERSOCK group %d without CAP_NET_ADMIN: got %v, want EPERM", u, group, bindErr)
+	}
+	if !errors.Is(joinErr, unix.EPERM) {
+		t.Errorf("%s: NETLINK_ADD_MEMBERSHIP of NETLINK_USERSOCK group %d without CAP_NET_ADMIN: got %v, want EPERM", u, group, joinErr)
+	}
+	expectMemberships(t, u)
+	mustJoin(t, u, group)
+	expectMemberships(t, u, group)
 }
