@@ -53,6 +53,22 @@ func Open(ns *netns.NS, proto int, name string) (*Socket, error) {
 	return s, err
 }
 
+// OpenType creates a netlink socket of type typ (SOCK_RAW and SOCK_DGRAM
+// are netlink's; any other is for the refusal it must get) and protocol
+// proto inside ns.
+func OpenType(ns *netns.NS, typ, proto int, name string) (*Socket, error) {
+	var s *Socket
+	err := ns.Do(func() error {
+		fd, err := unix.Socket(unix.AF_NETLINK, typ|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, proto)
+		if err != nil {
+			return fmt.Errorf("socket %q in netns %s: %w", name, ns.Name, err)
+		}
+		s = &Socket{Name: name, NS: ns.Name, Proto: proto, fd: fd}
+		return nil
+	})
+	return s, err
+}
+
 // OpenHere creates the socket in the calling thread's namespace (nsName
 // says which, for diagnostics) with the calling thread's credentials,
 // which the socket keeps as its file credentials for good. Call it inside

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"nlmcast/selftests"
+	"nlmcast/selftests/nlsock"
 )
 
 // readBackFlags are the SOL_NETLINK flag options every supported kernel
@@ -29,10 +30,11 @@ var readBackFlags = []int{
 // reports the bytes the groups take, what a full read reports; into a
 // buffer the process cannot write it fails with EFAULT, and so does any
 // read whose optlen the process can read but not write, or cannot read,
-// and any setsockopt whose value it cannot read (the option unchanged).
+// and any setsockopt whose value it cannot read (the option unchanged);
+// a negative optlen is EINVAL.
 //
 // Kernel: netlink_getsockopt(): if (get_user(len, optlen)) return
-// -EFAULT; flag = NETLINK_F_...; if (len <
+// -EFAULT; if (len < 0) return -EINVAL; flag = NETLINK_F_...; if (len <
 // sizeof(int)) return -EINVAL; len = sizeof(int); val = test_bit(flag,
 // &nlk->flags); put_user(len, optlen); copy_to_user(optval, &val, len);
 // default: return -ENOPROTOOPT; NETLINK_LIST_MEMBERSHIPS: if (len < 0)
@@ -117,6 +119,14 @@ func expectUnreadableFault(t selftests.T, k *selftests.Sock, size int) {
 	groups := bytes.Repeat([]byte{0xa5}, size)
 	if err := k.OptionAt(unix.NETLINK_LIST_MEMBERSHIPS, uintptr(unsafe.Pointer(&groups[0])), unreadable); !errors.Is(err, unix.EFAULT) || !bytes.Equal(groups, bytes.Repeat([]byte{0xa5}, size)) {
 		t.Errorf("%s: NETLINK_LIST_MEMBERSHIPS with an optlen the process cannot read: %v, groups % x; want EFAULT and nothing written", k, err, groups)
+	}
+	// A negative optlen is EINVAL before any option is looked at.
+	negative := int32(-1)
+	for _, opt := range []int{unix.NETLINK_PKTINFO, unix.NETLINK_LIST_MEMBERSHIPS} {
+		got := bytes.Repeat([]byte{0xa5}, 4)
+		if err := k.OptionAt(opt, uintptr(unsafe.Pointer(&got[0])), uintptr(unsafe.Pointer(&negative))); !errors.Is(err, unix.EINVAL) || negative != -1 || !bytes.Equal(got, []byte{0xa5, 0xa5, 0xa5, 0xa5}) {
+			t.Errorf("%s: getsockopt(%s) with optlen -1: %v, optlen %d, value % x; want EINVAL, nothing written", k, nlsock.OptionName(opt), err, negative, got)
+		}
 	}
 	k.SetFlag(unix.NETLINK_PKTINFO, true)
 	if err := k.SetOptionAt(unix.NETLINK_PKTINFO, unreadable, 4); !errors.Is(err, unix.EFAULT) {

@@ -66,3 +66,42 @@ func unknownProtocolRefused(t selftests.T) {
 		}
 	}
 }
+
+// unknownSocketTypeRefused: netlink has datagram sockets only:
+// socket(AF_NETLINK, type, NETLINK_ROUTE) is made for SOCK_RAW and
+// SOCK_DGRAM (the control: both made, both NETLINK_ROUTE) and fails with
+// ESOCKTNOSUPPORT for SOCK_STREAM, SOCK_SEQPACKET and SOCK_RDM.
+//
+// Kernel: netlink_create(): `if (sock->type != SOCK_RAW && sock->type !=
+// SOCK_DGRAM) return -ESOCKTNOSUPPORT;`.
+func unknownSocketTypeRefused(t selftests.T) {
+	s := selftests.NewNS(t, "S")
+	for _, typ := range []struct {
+		typ  int
+		name string
+	}{{unix.SOCK_RAW, "SOCK_RAW"}, {unix.SOCK_DGRAM, "SOCK_DGRAM"}} {
+		sock, err := nlsock.OpenType(s.NS, typ.typ, unix.NETLINK_ROUTE, "control")
+		if err != nil {
+			t.Fatalf("the control, %s: %v", typ.name, err)
+		}
+		got, err := sock.KernelProtocol()
+		sock.Close()
+		if err != nil || got != unix.NETLINK_ROUTE {
+			t.Errorf("the control, %s: SO_PROTOCOL reads %d (%v), want 0", typ.name, got, err)
+		}
+	}
+	for _, typ := range []struct {
+		typ  int
+		name string
+	}{{unix.SOCK_STREAM, "SOCK_STREAM"}, {unix.SOCK_SEQPACKET, "SOCK_SEQPACKET"}, {unix.SOCK_RDM, "SOCK_RDM"}} {
+		sock, err := nlsock.OpenType(s.NS, typ.typ, unix.NETLINK_ROUTE, "stream")
+		if err == nil {
+			sock.Close()
+			t.Errorf("socket(AF_NETLINK, %s, NETLINK_ROUTE) in netns S: made a socket; want ESOCKTNOSUPPORT", typ.name)
+			continue
+		}
+		if !errors.Is(err, unix.ESOCKTNOSUPPORT) {
+			t.Errorf("socket(AF_NETLINK, %s, NETLINK_ROUTE): %v; want ESOCKTNOSUPPORT", typ.name, err)
+		}
+	}
+}
