@@ -337,6 +337,26 @@ func (s *Socket) ReceiveMemory() (rmem, rcvbuf uint32, err error) {
 	return binary.NativeEndian.Uint32(buf[4*unix.SK_MEMINFO_RMEM_ALLOC:]), binary.NativeEndian.Uint32(buf[4*unix.SK_MEMINFO_RCVBUF:]), nil
 }
 
+// SetSendBuffer sets SO_SNDBUF: the kernel doubles it, caps it at
+// net.core.wmem_max and raises it to its minimum.
+func (s *Socket) SetSendBuffer(bytes int) error {
+	return s.wrap(fmt.Sprintf("SO_SNDBUF %d", bytes), unix.SetsockoptInt(s.fd, unix.SOL_SOCKET, unix.SO_SNDBUF, bytes))
+}
+
+// SendBuffer reads the socket's send buffer size, sk_sndbuf
+// (getsockopt SO_SNDBUF).
+func (s *Socket) SendBuffer() (int, error) {
+	buf := make([]byte, 4)
+	n, err := getsockopt(s.fd, unix.SOL_SOCKET, unix.SO_SNDBUF, buf)
+	if err != nil {
+		return 0, s.wrap("getsockopt(SO_SNDBUF)", err)
+	}
+	if n != len(buf) {
+		return 0, fmt.Errorf("%s: getsockopt(SO_SNDBUF): optlen %d, want 4", s, n)
+	}
+	return int(int32(binary.NativeEndian.Uint32(buf))), nil
+}
+
 // SendTo sends one netlink message to portid pid and group bitmask groups
 // (the kernel multicasts to the lowest group in the mask only). The header's
 // Length is filled in; Sequence and PID are sent as given.
