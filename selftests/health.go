@@ -248,25 +248,11 @@ func (h *health) settle(w *ktap.Writer, who string) string {
 	// A slow teardown (hundreds of namespaces on a debug kernel) is said
 	// as it goes: the program is waiting, not stuck.
 	start := time.Now()
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(settleNoteEvery)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				w.Diag("%s: waiting for the kernel to tear down its namespaces, %.0fs so far (at most %v)", who, time.Since(start).Seconds(), deadline)
-			}
-		}
-	}()
+	stop := Every(settleNoteEvery, func() {
+		w.Diag("%s: waiting for the kernel to tear down its namespaces, %.0fs so far (at most %v)", who, time.Since(start).Seconds(), deadline)
+	})
 	err := h.witness.Wait(deadline)
-	close(done)
-	wg.Wait()
+	stop()
 	if err != nil {
 		return fmt.Sprintf("waiting for the kernel to tear down the case's namespaces: %v", err)
 	}

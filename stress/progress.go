@@ -5,9 +5,10 @@ package main
 import (
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
+
+	"nlmcast/selftests"
 )
 
 // progress is what a mode is doing, for the progress lines it prints every
@@ -73,28 +74,5 @@ func (p *progress) line() string {
 // returned stop is called; stop returns once no line is being printed any
 // more, and may be called again.
 func (p *progress) every(d time.Duration, print func(string)) (stop func()) {
-	if d <= 0 {
-		return func() {}
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(d)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				print(p.line())
-			}
-		}
-	}()
-	var once sync.Once
-	return func() {
-		once.Do(func() { close(done) })
-		wg.Wait()
-	}
+	return selftests.Every(d, func() { print(p.line()) })
 }

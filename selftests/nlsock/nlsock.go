@@ -213,13 +213,18 @@ func (s *Socket) Option(opt int) (int, error) {
 // KernelProtocol reads the protocol the kernel gave the socket
 // (SOL_SOCKET SO_PROTOCOL), which is not always the one asked for.
 func (s *Socket) KernelProtocol() (int, error) {
+	return s.socketInt(unix.SO_PROTOCOL, "SO_PROTOCOL")
+}
+
+// socketInt reads the SOL_SOCKET option opt, an int.
+func (s *Socket) socketInt(opt int, name string) (int, error) {
 	buf := make([]byte, 4)
-	n, err := getsockopt(s.fd, unix.SOL_SOCKET, unix.SO_PROTOCOL, buf)
+	n, err := getsockopt(s.fd, unix.SOL_SOCKET, opt, buf)
 	if err != nil {
-		return 0, s.wrap("getsockopt(SO_PROTOCOL)", err)
+		return 0, s.wrap("getsockopt("+name+")", err)
 	}
 	if n != len(buf) {
-		return 0, fmt.Errorf("%s: getsockopt(SO_PROTOCOL): optlen %d, want %d (an int)", s, n, len(buf))
+		return 0, fmt.Errorf("%s: getsockopt(%s): optlen %d, want %d (an int)", s, name, n, len(buf))
 	}
 	return int(int32(binary.NativeEndian.Uint32(buf))), nil
 }
@@ -346,15 +351,7 @@ func (s *Socket) SetSendBuffer(bytes int) error {
 // SendBuffer reads the socket's send buffer size, sk_sndbuf
 // (getsockopt SO_SNDBUF).
 func (s *Socket) SendBuffer() (int, error) {
-	buf := make([]byte, 4)
-	n, err := getsockopt(s.fd, unix.SOL_SOCKET, unix.SO_SNDBUF, buf)
-	if err != nil {
-		return 0, s.wrap("getsockopt(SO_SNDBUF)", err)
-	}
-	if n != len(buf) {
-		return 0, fmt.Errorf("%s: getsockopt(SO_SNDBUF): optlen %d, want 4", s, n)
-	}
-	return int(int32(binary.NativeEndian.Uint32(buf))), nil
+	return s.socketInt(unix.SO_SNDBUF, "SO_SNDBUF")
 }
 
 // SendTo sends one netlink message to portid pid and group bitmask groups
