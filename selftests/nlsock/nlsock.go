@@ -44,13 +44,7 @@ type Socket struct {
 // Open creates a netlink socket of protocol proto inside ns. The socket
 // belongs to ns for its whole life, whatever thread uses it later.
 func Open(ns *netns.NS, proto int, name string) (*Socket, error) {
-	var s *Socket
-	err := ns.Do(func() error {
-		var err error
-		s, err = OpenHere(proto, name, ns.Name)
-		return err
-	})
-	return s, err
+	return OpenType(ns, unix.SOCK_RAW, proto, name)
 }
 
 // OpenType creates a netlink socket of type typ (SOCK_RAW and SOCK_DGRAM
@@ -59,12 +53,9 @@ func Open(ns *netns.NS, proto int, name string) (*Socket, error) {
 func OpenType(ns *netns.NS, typ, proto int, name string) (*Socket, error) {
 	var s *Socket
 	err := ns.Do(func() error {
-		fd, err := unix.Socket(unix.AF_NETLINK, typ|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, proto)
-		if err != nil {
-			return fmt.Errorf("socket %q in netns %s: %w", name, ns.Name, err)
-		}
-		s = &Socket{Name: name, NS: ns.Name, Proto: proto, fd: fd}
-		return nil
+		var err error
+		s, err = openHere(typ, proto, name, ns.Name)
+		return err
 	})
 	return s, err
 }
@@ -74,7 +65,11 @@ func OpenType(ns *netns.NS, typ, proto int, name string) (*Socket, error) {
 // which the socket keeps as its file credentials for good. Call it inside
 // netns.NS.Do, after changing what the socket should inherit.
 func OpenHere(proto int, name, nsName string) (*Socket, error) {
-	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, proto)
+	return openHere(unix.SOCK_RAW, proto, name, nsName)
+}
+
+func openHere(typ, proto int, name, nsName string) (*Socket, error) {
+	fd, err := unix.Socket(unix.AF_NETLINK, typ|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, proto)
 	if err != nil {
 		return nil, fmt.Errorf("socket %q in netns %s: %w", name, nsName, err)
 	}
