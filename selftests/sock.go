@@ -194,6 +194,12 @@ func (s *Sock) Multicast(dst, group uint32) (Msg, error) {
 	return s.multicast(dst, group, 0)
 }
 
+// MulticastPayload is Multicast with payload zero bytes after the header:
+// a datagram whose length the case chooses.
+func (s *Sock) MulticastPayload(dst, group uint32, payload int) (Msg, error) {
+	return s.multicast(dst, group, payload)
+}
+
 func (s *Sock) multicast(dst, group uint32, payload int) (Msg, error) {
 	pid := s.Portid()
 	data := make([]byte, payload)

@@ -5,11 +5,9 @@ package cases
 import (
 	"errors"
 
-	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 
 	"nlmcast/selftests"
-	"nlmcast/selftests/nlsock"
 )
 
 // sendAboveSndbufEMSGSIZE: a datagram longer than the sender's send
@@ -49,12 +47,7 @@ func sendAboveSndbufEMSGSIZE(t selftests.T) {
 		t.Fatalf("%s: sk_sndbuf %d after SO_SNDBUF 4096: below any message", x, sndbuf)
 	}
 	send := func(length int) (selftests.Msg, error) {
-		t.Helper()
-		data := make([]byte, length-unix.NLMSG_HDRLEN)
-		m := selftests.Msg{Type: unix.NLMSG_NOOP, Seq: 0x5eed0000 + uint32(length), Pid: x.Portid(), Group: group, FromPid: x.Portid()}.Payload(data)
-		err := x.SendTo(netlink.Message{Header: netlink.Header{Type: netlink.Noop, Sequence: m.Seq, PID: x.Portid()}, Data: data},
-			r2.Portid(), nlsock.GroupMask(group))
-		return m, err
+		return x.MulticastPayload(r2.Portid(), group, length-unix.NLMSG_HDRLEN)
 	}
 
 	// 1.
