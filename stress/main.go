@@ -191,7 +191,7 @@ func runModeCase(t selftests.T, m mode) {
 	}
 	t.Logf("%s; %d senders, %s, %d cycles per batch", m.about, cfg.senders, cfg.duration, cycles)
 	prog := newProgress("starting")
-	stopProgress := prog.every(cfg.progressEvery, func(l string) { t.Logf("%s", l) })
+	stopProgress := selftests.Every(cfg.progressEvery, func() { t.Logf("%s", prog.line()) })
 	defer stopProgress() // also when the mode ends in a Fatalf
 	out := runMode(ctx, cfg, m, sw, cpus, writer, inj, prog)
 	if slab != nil && !out.report.Interrupted {

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-
-	"nlmcast/selftests"
 )
 
 // progress is what a mode is doing, for the progress lines it prints every
@@ -68,11 +66,4 @@ func (p *progress) line() string {
 		fmt.Fprintf(&b, "; switch writes %d", w.Load())
 	}
 	return b.String()
-}
-
-// every prints p's line with print every d (never when d is 0) until the
-// returned stop is called; stop returns once no line is being printed any
-// more, and may be called again.
-func (p *progress) every(d time.Duration, print func(string)) (stop func()) {
-	return selftests.Every(d, func() { print(p.line()) })
 }

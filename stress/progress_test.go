@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // A progress line names the phase and, once the run has started, every
@@ -30,37 +29,6 @@ func TestProgressLine(t *testing.T) {
 	var nilProgress *progress
 	nilProgress.set("judging") // a mode run without a reader
 	nilProgress.running(nil, nil)
-}
-
-// every prints until stopped; stop waits for the ticker to end, so no
-// line comes after it; 0 prints nothing.
-func TestProgressEvery(t *testing.T) {
-	lines := make(chan string, 100)
-	var after atomic.Bool
-	print := func(l string) {
-		if after.Load() {
-			t.Errorf("a line after stop: %q", l)
-		}
-		select {
-		case lines <- l:
-		default:
-		}
-	}
-	stop := newProgress("running").every(10*time.Millisecond, print)
-	for i := 0; i < 3; i++ {
-		select {
-		case l := <-lines:
-			if !strings.HasPrefix(l, "progress: running, ") {
-				t.Errorf("line %q", l)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%d lines in 10 s at one per 10 ms", i)
-		}
-	}
-	stop()
-	after.Store(true)
-	stop() // twice is allowed
-	newProgress("running").every(0, func(l string) { t.Errorf("every(0) printed %q", l) })()
 }
 
 // A real mode prints progress lines while it runs, and its batches grow
