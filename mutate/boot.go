@@ -290,12 +290,13 @@ func classifyFailure(errText string, exit int, program string, programFailed []s
 // one of its routine markers: the error it stopped on.
 func guestInitFailure(lines []string) (string, bool) {
 	for i := len(lines) - 1; i >= 0; i-- {
-		rest, ok := strings.CutPrefix(strings.TrimSpace(lines[i]), "nlmc-vmtest: ")
-		if !ok {
+		line := strings.TrimSpace(lines[i])
+		rest, ok := strings.CutPrefix(line, "nlmc-vmtest: ")
+		if !ok || strings.HasPrefix(line, leakCheckMarker) {
 			continue
 		}
 		routine := false
-		for _, p := range []string{"init started", "exit=", "taint=", "kmemleak", "no leak check", "no wait for"} {
+		for _, p := range []string{"init started", "exit=", "taint=", "no leak check", "no wait for"} {
 			routine = routine || strings.HasPrefix(rest, p)
 		}
 		if !routine && rest != "" {
